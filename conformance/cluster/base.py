@@ -1,0 +1,53 @@
+"""The protocol every cluster backend implements, and the handle a started cluster is known by."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Protocol, Sequence
+
+from conformance.cluster import nodes
+
+
+class ClusterError(RuntimeError):
+    """A cluster could not be started, found or stopped; the message says which and what to do."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterHandle:
+    """What a caller needs to talk to a cluster: the kubeconfig and context, and who owns it."""
+
+    name: str
+    backend: str
+    kubeconfig: pathlib.Path
+    context: str | None = None
+    # True when the kit created the cluster and must stop it; False for a cluster it only uses.
+    owned: bool = True
+    # True when `up` found this cluster already running and reused it.
+    reused: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterStatus:
+    name: str
+    backend: str
+    running: bool
+    kubeconfig: pathlib.Path | None
+    detail: str = ""
+
+
+class ClusterBackend(Protocol):
+    """Start, find and stop a cluster. The same scenario runs unchanged on every backend."""
+
+    name: str
+
+    def up(self, cluster: str, groups: Sequence[nodes.NodeGroup]) -> ClusterHandle:
+        """Create the cluster (or reuse a healthy one of the same name) with nodes from `groups`."""
+        ...
+
+    def down(self, cluster: str) -> None:
+        """Stop every process the backend started for `cluster` and remove its state."""
+        ...
+
+    def status(self, cluster: str) -> ClusterStatus:
+        ...

@@ -1,0 +1,184 @@
+"""The embedded backend: a real control plane from the cached toolchain, with kwok's simulated nodes.
+
+kwokctl (`--runtime binary`) starts etcd, kube-apiserver, kube-controller-manager and the kwok
+controller as local processes; kube-scheduler is disabled because the implementation under test
+schedules. kube-controller-manager stays on: without it there is no garbage collection, no namespace
+deletion and no default ServiceAccount. kwok's own pod stages are replaced by the kit's
+(`stages/`), so a pod runs until the scenario says how it ends.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+from typing import Callable, Mapping, Sequence
+
+import yaml
+
+from conformance.cluster import base, kube, nodes, processes
+from conformance.toolchain import cache, install
+
+STAGES_DIR = pathlib.Path(__file__).parent / "stages"
+API_READY_TIMEOUT_S = 120.0
+NODES_READY_TIMEOUT_S = 60.0
+Progress = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def stage_documents() -> list[dict[str, object]]:
+    """The kit's pod stages, in file order."""
+    docs = []
+    for path in sorted(STAGES_DIR.glob("pod-*.yaml")):
+        docs.append(yaml.safe_load(path.read_text()))
+    return docs
+
+
+class EmbeddedBackend:
+    name = "embedded"
+
+    def __init__(
+        self,
+        state_root: pathlib.Path | None = None,
+        progress: Progress = _stderr,
+        tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
+    ) -> None:
+        self.state_root = state_root or cache.state_dir()
+        self.progress = progress
+        self.tools = tools
+
+    # --- paths -----------------------------------------------------------------------------------
+    def state_dir(self, cluster: str) -> pathlib.Path:
+        return self.state_root / cluster
+
+    def _kwok_workdir(self, cluster: str) -> pathlib.Path:
+        return self.state_dir(cluster) / "kwok"
+
+    def kubeconfig(self, cluster: str) -> pathlib.Path:
+        # kwokctl writes this itself; the kit never touches the user's ~/.kube/config.
+        return self._kwok_workdir(cluster) / "clusters" / cluster / "kubeconfig.yaml"
+
+    def _env(self, cluster: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env["KWOK_WORKDIR"] = str(self._kwok_workdir(cluster))
+        env.pop("KUBECONFIG", None)
+        return env
+
+    # --- protocol --------------------------------------------------------------------------------
+    def up(self, cluster: str, groups: Sequence[nodes.NodeGroup]) -> base.ClusterHandle:
+        _check_name(cluster)
+        state = self.state_dir(cluster)
+        if state.exists():
+            return self._reuse(cluster, groups)
+        tools = self.tools()
+        started = time.monotonic()
+        try:
+            state.mkdir(parents=True)
+            self._create(cluster, tools)
+            handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster))
+            api = kube.client(handle.kubeconfig)
+            kube.wait_ready(api, API_READY_TIMEOUT_S)
+            manifests = nodes.kwok_nodes(groups)
+            names = kube.create_nodes(api, manifests)
+            kube.wait_nodes_ready(api, names, NODES_READY_TIMEOUT_S)
+            kube.wait_service_account(api, "default", API_READY_TIMEOUT_S)
+        except BaseException:
+            # Ctrl-C, a failed start or a timeout: leave no process and no state behind.
+            self.progress(f"cluster {cluster}: start interrupted or failed; cleaning up")
+            self.down(cluster)
+            raise
+        self.progress(f"cluster {cluster}: {len(names)} nodes Ready in {time.monotonic() - started:.1f}s")
+        return handle
+
+    def _create(self, cluster: str, tools: Mapping[str, pathlib.Path]) -> None:
+        state = self.state_dir(cluster)
+        config = state / "kwok-config.yaml"
+        config.write_text(yaml.safe_dump_all(stage_documents(), sort_keys=False))
+        argv = [
+            str(tools["kwokctl"]),
+            "create", "cluster",
+            "--name", cluster,
+            "--runtime", "binary",
+            "--config", str(config),
+            "--kubeconfig", "",
+            "--disable", "kube-scheduler",
+            "--kube-apiserver-binary", str(tools["kube-apiserver"]),
+            "--kube-controller-manager-binary", str(tools["kube-controller-manager"]),
+            "--etcd-binary", str(tools["etcd"]),
+            "--kwok-controller-binary", str(tools["kwok"]),
+            "--quiet-pull",
+        ]
+        self.progress(f"cluster {cluster}: starting etcd, kube-apiserver, kube-controller-manager and kwok")
+        log = state / "kwokctl.log"
+        with open(log, "ab") as out:
+            proc = subprocess.run(argv, env=self._env(cluster), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
+            raise base.ClusterError(f"kwokctl create cluster {cluster} exited {proc.returncode}; last lines of {log}:\n{tail}")
+
+    def _reuse(self, cluster: str, groups: Sequence[nodes.NodeGroup]) -> base.ClusterHandle:
+        status = self.status(cluster)
+        if not status.running:
+            raise base.ClusterError(
+                f"cluster {cluster} exists in {self.state_dir(cluster)} but is not healthy ({status.detail}); "
+                f"remove it with `vck cluster down --name {cluster}` and start again"
+            )
+        handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), reused=True)
+        # Reuse adds the nodes the spec asks for that are missing; it never removes or changes one.
+        api = kube.client(handle.kubeconfig)
+        names = kube.create_nodes(api, nodes.kwok_nodes(groups))
+        kube.wait_nodes_ready(api, names, NODES_READY_TIMEOUT_S)
+        self.progress(f"cluster {cluster}: already running; reusing it (nodes {', '.join(names)} present)")
+        return handle
+
+    def down(self, cluster: str) -> None:
+        _check_name(cluster)
+        state = self.state_dir(cluster)
+        if not state.exists():
+            self.progress(f"cluster {cluster}: nothing to remove")
+            return
+        kwokctl = install.cached(_kwokctl())
+        if kwokctl is not None and self._kwok_workdir(cluster).exists():
+            subprocess.run(
+                [str(kwokctl), "delete", "cluster", "--name", cluster, "--kubeconfig", ""],
+                env=self._env(cluster), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=120,
+            )
+        # Whatever kwokctl did not stop (it may itself have been interrupted mid-start).
+        processes.stop(processes.under(state))
+        shutil.rmtree(state, ignore_errors=True)
+        self.progress(f"cluster {cluster}: stopped and removed")
+
+    def status(self, cluster: str) -> base.ClusterStatus:
+        _check_name(cluster)
+        state = self.state_dir(cluster)
+        kubeconfig = self.kubeconfig(cluster)
+        if not state.exists():
+            return base.ClusterStatus(cluster, self.name, False, None, "not created")
+        procs = processes.under(state)
+        names = sorted({p.name for p in procs})
+        if not kubeconfig.exists():
+            return base.ClusterStatus(cluster, self.name, False, None, f"no kubeconfig; processes: {names}")
+        try:
+            kube.wait_ready(kube.client(kubeconfig), timeout_s=5)
+        except base.ClusterError as err:
+            return base.ClusterStatus(cluster, self.name, False, kubeconfig, f"API server not ready: {err}; processes: {names}")
+        rss = sum(p.rss_bytes() for p in procs)
+        return base.ClusterStatus(cluster, self.name, True, kubeconfig, f"processes: {', '.join(names)}; resident memory {rss / 2**20:.0f} MiB")
+
+    def processes(self, cluster: str) -> list[processes.Process]:
+        return processes.under(self.state_dir(cluster))
+
+
+def _kwokctl() -> install.versions.Component:
+    return install.versions.component("kwokctl")
+
+
+def _check_name(cluster: str) -> None:
+    if not nodes._NAME.match(cluster) or len(cluster) > 40:
+        raise base.ClusterError(f"cluster name {cluster!r} should be a DNS-1123 label of at most 40 characters (lower case, digits, '-')")

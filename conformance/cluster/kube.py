@@ -1,0 +1,159 @@
+"""Talking to a cluster through the official client: readiness, nodes, namespaces.
+
+Waits are on observed state with a deadline: watches where the API offers them, and a short poll
+only for the API server's own /readyz, which cannot be watched before the server is up.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+import kubernetes
+import urllib3
+
+from conformance.cluster import base
+
+
+def client(kubeconfig: pathlib.Path, context: str | None = None) -> kubernetes.client.ApiClient:
+    return kubernetes.config.new_client_from_config(config_file=str(kubeconfig), context=context)
+
+
+def wait_ready(api: kubernetes.client.ApiClient, timeout_s: float) -> None:
+    """Until /readyz answers ok; ClusterError with the last answer when the deadline passes."""
+    deadline = time.monotonic() + timeout_s
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        try:
+            method, url, headers, body, _ = api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
+            resp = api.call_api(method, url, header_params=headers, body=body, _request_timeout=5)
+            resp.read()
+            text = (resp.data or b"").decode(errors="replace")
+            if resp.status == 200 and text.strip() == "ok":
+                return
+            last = f"HTTP {resp.status}: {text[:200]}"
+        except (urllib3.exceptions.HTTPError, kubernetes.client.ApiException, OSError) as err:
+            last = f"{err.__class__.__name__}: {err}"
+        time.sleep(0.2)  # polling /readyz: nothing can be watched before the API server serves
+    raise base.ClusterError(f"the API server did not become ready within {timeout_s:.0f}s (last: {last})")
+
+
+def watch_until(
+    list_fn: Callable[..., Any],
+    done: Callable[[dict[str, Any]], bool],
+    timeout_s: float,
+    what: str,
+    **list_kwargs: Any,
+) -> dict[str, Any]:
+    """Watch objects from `list_fn` until `done(state)`; state maps name -> object (as dicts).
+
+    Lists first, so objects that already satisfy it count, then follows the watch from that
+    resourceVersion. Raises ClusterError naming `what` and the last state on timeout.
+    """
+    deadline = time.monotonic() + timeout_s
+    state: dict[str, dict[str, Any]] = {}
+    api_client = list_fn.__self__.api_client  # type: ignore[attr-defined]
+    listed = list_fn(**list_kwargs)
+    for item in listed.items:
+        obj = api_client.sanitize_for_serialization(item)
+        state[obj["metadata"]["name"]] = obj
+    if done(state):
+        return state
+    version = listed.metadata.resource_version
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise base.ClusterError(f"timed out after {timeout_s:.0f}s waiting for {what}; last seen: {sorted(state)}")
+        watcher = kubernetes.watch.Watch()
+        try:
+            for event in watcher.stream(list_fn, resource_version=version, timeout_seconds=max(1, int(remaining)), **list_kwargs):
+                obj = event["raw_object"]
+                version = obj["metadata"]["resourceVersion"]
+                if event["type"] == "DELETED":
+                    state.pop(obj["metadata"]["name"], None)
+                else:
+                    state[obj["metadata"]["name"]] = obj
+                if done(state):
+                    return state
+        finally:
+            watcher.stop()
+
+
+def node_ready(node: dict[str, Any]) -> bool:
+    conditions = node.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def create_nodes(api: kubernetes.client.ApiClient, manifests: Iterable[dict[str, Any]]) -> list[str]:
+    """Create each node, skipping those that already exist; return the names asked for."""
+    core = kubernetes.client.CoreV1Api(api)
+    names = []
+    for manifest in manifests:
+        names.append(manifest["metadata"]["name"])
+        try:
+            core.create_node(manifest)
+        except kubernetes.client.ApiException as err:
+            if err.status != 409:
+                raise base.ClusterError(f"creating node {manifest['metadata']['name']} failed: HTTP {err.status} {err.reason}: {err.body}") from err
+    return names
+
+
+def wait_nodes_ready(api: kubernetes.client.ApiClient, names: Sequence[str], timeout_s: float) -> None:
+    core = kubernetes.client.CoreV1Api(api)
+    wanted = set(names)
+    watch_until(
+        core.list_node,
+        lambda state: all(n in state and node_ready(state[n]) for n in wanted),
+        timeout_s,
+        f"nodes {', '.join(sorted(wanted))} to be Ready",
+    )
+
+
+def wait_service_account(api: kubernetes.client.ApiClient, namespace: str, timeout_s: float) -> None:
+    """Pods cannot be created in a namespace before kube-controller-manager made its `default` account."""
+    core = kubernetes.client.CoreV1Api(api)
+    watch_until(
+        core.list_namespaced_service_account,
+        lambda state: "default" in state,
+        timeout_s,
+        f"the default ServiceAccount in namespace {namespace}",
+        namespace=namespace,
+    )
+
+
+def wait_pod(
+    api: kubernetes.client.ApiClient,
+    namespace: str,
+    name: str,
+    done: Callable[[dict[str, Any]], bool],
+    timeout_s: float,
+    what: str,
+) -> dict[str, Any]:
+    """Watch one pod until `done(pod)`; return it as a dict."""
+    core = kubernetes.client.CoreV1Api(api)
+    state = watch_until(
+        core.list_namespaced_pod,
+        lambda s: name in s and done(s[name]),
+        timeout_s,
+        f"pod {namespace}/{name} {what}",
+        namespace=namespace,
+        field_selector=f"metadata.name={name}",
+    )
+    return state[name]
+
+
+def wait_pod_gone(api: kubernetes.client.ApiClient, namespace: str, name: str, timeout_s: float) -> None:
+    core = kubernetes.client.CoreV1Api(api)
+    watch_until(
+        core.list_namespaced_pod,
+        lambda s: name not in s,
+        timeout_s,
+        f"pod {namespace}/{name} to be gone",
+        namespace=namespace,
+        field_selector=f"metadata.name={name}",
+    )
+
+
+def phase_is(*phases: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda pod: pod.get("status", {}).get("phase") in phases

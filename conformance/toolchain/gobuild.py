@@ -1,0 +1,176 @@
+"""Build toolchain components from Go modules through the module proxy: the path that always works.
+
+Each recipe writes a small wrapper module into the cache, resolves it with `go mod tidy` and builds
+the binaries with `go build`. Kubernetes cannot be required as a plain module because its go.mod
+points every staging module (k8s.io/api, k8s.io/client-go, ...) at a local folder; the wrapper
+replaces each one with its published v0.x release instead, read from Kubernetes' own go.mod so the
+list is never out of date.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import threading
+import time
+from typing import Callable, Sequence
+
+from conformance.toolchain import errors, versions
+
+Progress = Callable[[str], None]
+HEARTBEAT_S = 20.0
+_STAGING_REPLACE = re.compile(r"^\s*(k8s\.io/[\w.-]+)\s+=>\s+\./staging/src/", re.MULTILINE)
+_GO_VERSION = re.compile(r"go(\d+)\.(\d+)")
+
+
+@dataclasses.dataclass(frozen=True)
+class GoEnv:
+    go: str
+    version: tuple[int, int]
+
+    def environ(self) -> dict[str, str]:
+        env = dict(os.environ)
+        # Never let `go` download a different toolchain: build with the one installed, or say why not.
+        env["GOTOOLCHAIN"] = "local"
+        env["GOFLAGS"] = "-mod=mod"
+        env["CGO_ENABLED"] = "0"
+        return env
+
+
+def find_go(progress: Progress) -> GoEnv:
+    """The local Go, checked to be new enough; a clear error when it is missing or too old."""
+    go = shutil.which("go")
+    need = ".".join(map(str, versions.MINIMUM_GO))
+    if go is None:
+        raise errors.ToolchainError(
+            "find go",
+            "no `go` command on PATH, and the release downloads were not reachable",
+            f"install Go {need} or newer (https://go.dev/doc/install), or make the release sites reachable",
+        )
+    try:
+        out = subprocess.run([go, "version"], capture_output=True, text=True, timeout=60, env={**os.environ, "GOTOOLCHAIN": "local"})
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise errors.ToolchainError("find go", f"`{go} version` did not run: {err}", f"reinstall Go {need}+") from err
+    match = _GO_VERSION.search(out.stdout)
+    if out.returncode != 0 or match is None:
+        raise errors.ToolchainError("find go", f"`{go} version` printed {out.stdout.strip() or out.stderr.strip()!r}", f"reinstall Go {need}+")
+    found = (int(match.group(1)), int(match.group(2)))
+    if found < versions.MINIMUM_GO:
+        raise errors.ToolchainError("find go", f"{go} is go{found[0]}.{found[1]}, older than go{need}", f"install Go {need} or newer")
+    progress(f"using {out.stdout.strip()} ({go})")
+    return GoEnv(go=go, version=found)
+
+
+def _run(step: str, argv: Sequence[str], cwd: pathlib.Path, env: GoEnv, progress: Progress) -> str:
+    """Run one go command, printing a heartbeat while it works; ToolchainError names the step."""
+    started = time.monotonic()
+    done = threading.Event()
+
+    def heartbeat() -> None:
+        while not done.wait(HEARTBEAT_S):
+            progress(f"  {step}: still working ({time.monotonic() - started:.0f}s)")
+
+    ticker = threading.Thread(target=heartbeat, daemon=True)
+    ticker.start()
+    try:
+        proc = subprocess.run(list(argv), cwd=cwd, env=env.environ(), capture_output=True, text=True)
+    except OSError as err:
+        raise errors.ToolchainError(step, f"could not run {argv[0]}: {err}") from err
+    finally:
+        done.set()
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
+        raise errors.ToolchainError(
+            step,
+            f"`{' '.join(argv)}` exited {proc.returncode} in {cwd}:\n{tail}",
+            "check that the Go module proxy is reachable (GOPROXY) and that the disk has room; rerun to resume",
+        )
+    progress(f"  {step}: done in {time.monotonic() - started:.0f}s")
+    return proc.stdout
+
+
+def _kubernetes_replaces(env: GoEnv, workdir: pathlib.Path, progress: Progress) -> dict[str, str]:
+    """Every staging module Kubernetes' go.mod replaces locally, mapped to its published version."""
+    out = _run(
+        f"download k8s.io/kubernetes@{versions.KUBERNETES_VERSION}",
+        [env.go, "mod", "download", "-json", f"k8s.io/kubernetes@{versions.KUBERNETES_VERSION}"],
+        workdir,
+        env,
+        progress,
+    )
+    gomod = pathlib.Path(json.loads(out)["GoMod"]).read_text()
+    modules = sorted(set(_STAGING_REPLACE.findall(gomod)))
+    if not modules:
+        raise errors.ToolchainError("read Kubernetes go.mod", "found no staging replace lines", "report this: the recipe needs updating")
+    return {m: versions.KUBERNETES_STAGING_OVERRIDES.get(m, versions.KUBERNETES_STAGING_VERSION) for m in modules}
+
+
+def _kube_ldflags() -> str:
+    """Stamp the real version into the binaries, as Kubernetes' own build does."""
+    v = versions.KUBERNETES_VERSION
+    major, minor = v.lstrip("v").split(".")[:2]
+    flags = ["-s", "-w"]
+    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        flags += [
+            f"-X {pkg}.gitVersion={v}",
+            f"-X {pkg}.gitMajor={major}",
+            f"-X {pkg}.gitMinor={minor}",
+            f"-X {pkg}.gitTreeState=clean",
+            f"-X {pkg}.buildDate=1970-01-01T00:00:00Z",
+        ]
+    return " ".join(flags)
+
+
+def _tools_file(packages: Sequence[str]) -> str:
+    imports = "\n".join(f'\t_ "{p}"' for p in packages)
+    return f"//go:build tools\n\npackage tools\n\nimport (\n{imports}\n)\n"
+
+
+def _prepare(recipe: str, workdir: pathlib.Path, env: GoEnv, progress: Progress) -> str:
+    """Write the recipe's wrapper module into `workdir`; return the -ldflags to build with."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    mine = [c for c in versions.COMPONENTS if c.recipe == recipe]
+    if recipe == "kubernetes":
+        replaces = _kubernetes_replaces(env, workdir, progress)
+        lines = "\n".join(f"\t{m} => {m} {v}" for m, v in replaces.items())
+        gomod = (
+            f"module vck.local/toolchain/kubernetes\n\ngo 1.24.0\n\n"
+            f"require k8s.io/kubernetes {versions.KUBERNETES_VERSION}\n\nreplace (\n{lines}\n)\n"
+        )
+        (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))
+        ldflags = _kube_ldflags()
+    elif recipe == "etcd":
+        gomod = f"module vck.local/toolchain/etcd\n\ngo 1.23\n\nrequire go.etcd.io/etcd/server/v3 {versions.ETCD_VERSION}\n"
+        # etcd's own main package lives in a module with local replaces; this one-line main calls
+        # the same entry point it does.
+        (workdir / "main.go").write_text(
+            'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\n'
+            "func main() { etcdmain.Main(os.Args) }\n"
+        )
+        ldflags = "-s -w"
+    elif recipe == "kwok":
+        gomod = f"module vck.local/toolchain/kwok\n\ngo 1.24.0\n\nrequire sigs.k8s.io/kwok {versions.KWOK_VERSION}\n"
+        (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))
+        ldflags = "-s -w"
+    else:
+        raise errors.ToolchainError("prepare build", f"unknown recipe {recipe!r}")
+    (workdir / "go.mod").write_text(gomod)
+    _run(f"resolve {recipe} modules (go mod tidy)", [env.go, "mod", "tidy"], workdir, env, progress)
+    return ldflags
+
+
+def build(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib.Path, outdir: Callable[[versions.Component], pathlib.Path], env: GoEnv, progress: Progress) -> None:
+    """Build each wanted component of one recipe, writing it to `outdir(component)/<name>`."""
+    ldflags = _prepare(recipe, workdir, env, progress)
+    for comp in wanted:
+        dest = outdir(comp) / comp.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_suffix(".part")
+        progress(f"{comp.name}: building {comp.package} {comp.version} from Go modules")
+        _run(f"go build {comp.name}", [env.go, "build", "-ldflags", ldflags, "-o", str(tmp), comp.package], workdir, env, progress)
+        tmp.replace(dest)

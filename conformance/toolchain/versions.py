@@ -1,0 +1,103 @@
+"""The one place that declares which versions of the cluster's components the kit runs.
+
+Kubernetes is pinned to v1.33.2: the newest minor Volcano v1.13 supports, and the exact version
+Volcano v1.13's go.mod requires, so a later Volcano build shares the Go module downloads and the
+build cache with this toolchain. etcd is the 3.5 release Kubernetes 1.33 was tested with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+KUBERNETES_VERSION = "v1.33.2"
+# The staging modules (k8s.io/api, k8s.io/client-go, ...) are published as v0.<minor>.<patch>.
+KUBERNETES_STAGING_VERSION = "v0.33.2"
+# Staging modules whose pinned patch release the module proxy does not serve. k8s.io/externaljwt
+# holds only generated gRPC API types, identical across 0.33 patch releases; v0.33.13 is the one
+# 0.33 release the proxy has.
+KUBERNETES_STAGING_OVERRIDES: dict[str, str] = {"k8s.io/externaljwt": "v0.33.13"}
+ETCD_VERSION = "v3.5.21"
+KWOK_VERSION = "v0.7.0"
+# The oldest Go that builds all of the above (Kubernetes 1.33's go.mod says go 1.24.0).
+MINIMUM_GO = (1, 24)
+
+
+@dataclasses.dataclass(frozen=True)
+class Component:
+    """One binary of the toolchain and every way the kit knows to obtain it."""
+
+    name: str
+    version: str
+    # The official release download, with {version} and {arch} placeholders.
+    release_url: str
+    # For archives: the member path inside the archive, same placeholders. Empty for a bare binary.
+    release_member: str
+    # Where a checksum of the release download is published ("" when the site publishes none).
+    release_sha256_url: str
+    # The go-build recipe the component comes from (a key of gobuild.RECIPES).
+    recipe: str
+    # The Go package path built for this binary within its recipe's wrapper module.
+    package: str
+    # A substring that `<binary> <version_args>` prints when it is the right build.
+    version_marker: str
+    version_args: tuple[str, ...] = ("--version",)
+
+    @property
+    def key(self) -> str:
+        """The cache folder name, unique per component and version."""
+        return f"{self.name}-{self.version}"
+
+
+def _kube(name: str) -> Component:
+    url = "https://dl.k8s.io/release/{version}/bin/linux/{arch}/" + name
+    return Component(
+        name=name,
+        version=KUBERNETES_VERSION,
+        release_url=url,
+        release_member="",
+        release_sha256_url=url + ".sha256",
+        recipe="kubernetes",
+        package=f"k8s.io/kubernetes/cmd/{name}",
+        version_marker=KUBERNETES_VERSION,
+    )
+
+
+def _kwok(name: str) -> Component:
+    return Component(
+        name=name,
+        version=KWOK_VERSION,
+        release_url="https://github.com/kubernetes-sigs/kwok/releases/download/{version}/" + name + "-linux-{arch}",
+        release_member="",
+        release_sha256_url="",
+        recipe="kwok",
+        package=f"sigs.k8s.io/kwok/cmd/{name}",
+        version_marker=KWOK_VERSION.lstrip("v"),
+    )
+
+
+COMPONENTS: tuple[Component, ...] = (
+    _kube("kube-apiserver"),
+    _kube("kube-controller-manager"),
+    dataclasses.replace(_kube("kubectl"), version_args=("version", "--client")),
+    Component(
+        name="etcd",
+        version=ETCD_VERSION,
+        release_url="https://github.com/etcd-io/etcd/releases/download/{version}/etcd-{version}-linux-{arch}.tar.gz",
+        release_member="etcd-{version}-linux-{arch}/etcd",
+        release_sha256_url="",
+        recipe="etcd",
+        package=".",
+        version_marker=ETCD_VERSION.lstrip("v"),
+    ),
+    _kwok("kwok"),
+    _kwok("kwokctl"),
+)
+
+
+def component(name: str) -> Component:
+    """The declared component called `name`; KeyError names the known ones."""
+    for comp in COMPONENTS:
+        if comp.name == name:
+            return comp
+    known = ", ".join(c.name for c in COMPONENTS)
+    raise KeyError(f"no toolchain component {name!r}; known: {known}")

@@ -132,7 +132,12 @@ def node_names(groups: Sequence[NodeGroup]) -> list[str]:
     return names
 
 
-def kwok_node(name: str, group: NodeGroup) -> dict[str, Any]:
+def node_ip(index: int) -> str:
+    """A stable InternalIP per node (documentation data only: nothing is ever sent to it)."""
+    return f"10.200.{index // 250}.{index % 250 + 1}"
+
+
+def kwok_node(name: str, group: NodeGroup, index: int = 0) -> dict[str, Any]:
     """A Node manifest that kwok's controller adopts and keeps Ready."""
     resources = group.resources()
     labels: Mapping[str, str] = {
@@ -147,10 +152,14 @@ def kwok_node(name: str, group: NodeGroup) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {"name": name, "labels": dict(labels), "annotations": {KWOK_NODE_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"}},
         "spec": {"taints": [t.to_api() for t in group.taints]} if group.taints else {},
-        "status": {"capacity": resources, "allocatable": resources},
+        "status": {
+            "capacity": resources,
+            "allocatable": resources,
+            "addresses": [{"type": "InternalIP", "address": node_ip(index)}, {"type": "Hostname", "address": name}],
+        },
     }
 
 
 def kwok_nodes(groups: Sequence[NodeGroup]) -> list[dict[str, Any]]:
     flat = [g for g in groups for _ in range(g.count)]
-    return [kwok_node(name, group) for name, group in zip(node_names(groups), flat)]
+    return [kwok_node(name, group, i) for i, (name, group) in enumerate(zip(node_names(groups), flat))]

@@ -8,6 +8,7 @@ import pathlib
 from conformance.toolchain import versions
 
 CACHE_ENV = "VCK_CACHE_DIR"
+STATE_ENV = "VCK_STATE_DIR"
 
 
 def cache_dir() -> pathlib.Path:
@@ -39,5 +40,8 @@ def build_dir(recipe: str, version: str, root: pathlib.Path | None = None) -> pa
 
 
 def state_dir(root: pathlib.Path | None = None) -> pathlib.Path:
-    """Per-cluster state (kwok workdirs, kubeconfigs, logs) lives beside the binaries."""
+    """Per-cluster state (kwok workdirs, kubeconfigs, logs): `$VCK_STATE_DIR`, else beside the binaries."""
+    explicit = os.environ.get(STATE_ENV)
+    if explicit and root is None:
+        return pathlib.Path(explicit).expanduser().resolve()
     return (root or cache_dir()) / "clusters"

@@ -1,0 +1,124 @@
+"""The embedded backend on the real binaries: up, reuse, status, down, Ctrl-C, and what runs in it."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import kubernetes
+import pytest
+
+from conformance.cluster import base, embedded, kube, nodes, processes
+
+pytestmark = pytest.mark.cluster
+CLI = [sys.executable, "-m", "conformance.cli"]
+
+
+def _cli(args: list[str], state: pathlib.Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "VCK_STATE_DIR": str(state)}
+    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def test_cli_up_status_reuse_down(tmp_path: pathlib.Path) -> None:
+    state = tmp_path / "state"
+    up = _cli(["cluster", "up", "--name", "vck-cli", "--nodes", "2:cpu=8,memory=16Gi;1:nvidia.com/gpu=8,label:gpu=yes,taint:gpu=true:NoSchedule"], state)
+    assert up.returncode == 0, up.stderr
+    kubeconfig = next(line.split("=", 1)[1] for line in up.stdout.splitlines() if line.startswith("export KUBECONFIG="))
+    assert pathlib.Path(kubeconfig).is_file()
+    try:
+        core = kubernetes.client.CoreV1Api(kube.client(pathlib.Path(kubeconfig)))
+        listed = {n.metadata.name: n for n in core.list_node().items}
+        assert sorted(listed) == ["vck-node-0", "vck-node-1", "vck-node-2"]
+        assert all(kube.node_ready(core.api_client.sanitize_for_serialization(n)) for n in listed.values())
+        gpu = listed["vck-node-2"]
+        assert gpu.status.allocatable["nvidia.com/gpu"] == "8" and gpu.metadata.labels["gpu"] == "yes"
+        assert [(t.key, t.effect) for t in gpu.spec.taints] == [("gpu", "NoSchedule")]
+        assert listed["vck-node-0"].status.allocatable["cpu"] == "8"
+
+        running = {p.name for p in processes.under(state / "vck-cli")}
+        assert {"etcd", "kube-apiserver", "kube-controller-manager"} <= running
+        assert any(name.startswith("kwok") for name in running)
+        assert "kube-scheduler" not in running, "the implementation under test schedules, not kube-scheduler"
+
+        status = _cli(["cluster", "status", "--name", "vck-cli"], state)
+        assert status.returncode == 0 and "running" in status.stdout and "resident memory" in status.stdout
+
+        again = _cli(["cluster", "up", "--name", "vck-cli", "--nodes", "2:cpu=8,memory=16Gi"], state)
+        assert again.returncode == 0 and "(reused)" in again.stdout
+        assert "already running; reusing it" in again.stderr
+    finally:
+        down = _cli(["cluster", "down", "--name", "vck-cli"], state)
+    assert down.returncode == 0, down.stderr
+    assert processes.under(state / "vck-cli") == []
+    assert not (state / "vck-cli").exists()
+    after = _cli(["cluster", "status", "--name", "vck-cli"], state)
+    assert after.returncode == 1 and "not running" in after.stdout
+
+
+def test_an_unhealthy_cluster_of_the_same_name_is_refused_clearly(tmp_path: pathlib.Path) -> None:
+    backend = embedded.EmbeddedBackend(state_root=tmp_path, progress=lambda _: None)
+    (tmp_path / "stale").mkdir()
+    with pytest.raises(base.ClusterError) as err:
+        backend.up("stale", nodes.parse("1"))
+    assert "exists" in str(err.value) and "vck cluster down --name stale" in str(err.value)
+
+
+def test_bad_cluster_name_is_refused(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(base.ClusterError, match="DNS-1123"):
+        embedded.EmbeddedBackend(state_root=tmp_path).up("Not_A_Name", nodes.parse("1"))
+
+
+def _wait_for_process(state: pathlib.Path, name: str, proc: subprocess.Popen[str], timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if any(p.name == name for p in processes.under(state)):
+            return
+        assert proc.poll() is None, f"vck exited ({proc.returncode}) before {name} started: {proc.stderr.read() if proc.stderr else ''}"
+        time.sleep(0.05)  # polling /proc: a process start has no event to wait on
+    raise AssertionError(f"{name} did not start within {timeout_s}s")
+
+
+@pytest.mark.parametrize("interrupt_when", ["kwokctl", "kube-apiserver", "kube-controller-manager"])
+def test_ctrl_c_during_up_leaves_nothing_behind(tmp_path: pathlib.Path, interrupt_when: str) -> None:
+    state = tmp_path / "state"
+    env = {**os.environ, "VCK_STATE_DIR": str(state)}
+    proc = subprocess.Popen([*CLI, "cluster", "up", "--name", "vck-int"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        _wait_for_process(state, interrupt_when, proc)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # Each of these processes starts well before `up` can finish (nodes come after all of them).
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in err and "Traceback" not in err
+    assert processes.under(state) == []
+    assert not (state / "vck-int").exists()
+
+
+def test_controller_manager_collects_garbage_and_deletes_namespaces(vck_api: kubernetes.client.ApiClient) -> None:
+    core = kubernetes.client.CoreV1Api(vck_api)
+    ns = f"gc-{os.getpid()}"
+    core.create_namespace({"metadata": {"name": ns}})
+    owner = core.create_namespaced_config_map(ns, {"metadata": {"name": "owner"}})
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "dependent", "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}]}})
+    core.delete_namespaced_config_map("owner", ns)
+    kube.watch_until(core.list_namespaced_config_map, lambda s: "dependent" not in s, 60, "garbage collection of the dependent", namespace=ns)
+    core.delete_namespace(ns)
+    kube.watch_until(core.list_namespace, lambda s: ns not in s, 60, f"namespace {ns} to be deleted")
+
+
+def test_nothing_schedules_an_unbound_pod(vck_api: kubernetes.client.ApiClient, vck_namespace: str) -> None:
+    """With kube-scheduler off, a pod waits for the implementation under test; a bound one runs."""
+    core = kubernetes.client.CoreV1Api(vck_api)
+    node = core.list_node().items[0].metadata.name
+    core.create_namespaced_pod(vck_namespace, {"metadata": {"name": "unbound"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    core.create_namespaced_pod(vck_namespace, {"metadata": {"name": "bound"}, "spec": {"nodeName": node, "containers": [{"name": "c", "image": "x"}]}})
+    kube.wait_pod(vck_api, vck_namespace, "bound", kube.phase_is("Running"), 60, "to run")
+    unbound = core.read_namespaced_pod("unbound", vck_namespace)
+    assert unbound.spec.node_name is None and unbound.status.phase == "Pending"

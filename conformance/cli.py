@@ -7,7 +7,13 @@ import signal
 import sys
 from typing import Sequence
 
+import pathlib
+
+from conformance import api, scaffold
 from conformance.cluster import base, nodes, registry
+from conformance.impl import base as impl_base
+from conformance.report import score
+from conformance.scenario import validate
 from conformance.toolchain import errors, install, versions
 
 
@@ -66,9 +72,100 @@ def _cluster_status(args: argparse.Namespace) -> int:
     return 0 if status.running else 1
 
 
+def _run(args: argparse.Namespace) -> int:
+    config = api.RunConfig(
+        scenarios=[pathlib.Path(p) for p in args.paths] or [api.DEFAULT_SCENARIOS],
+        suites=[s for part in args.suite for s in part.split(",") if s],
+        keyword=args.k,
+        implementation=args.impl,
+        backend=args.backend,
+        kubeconfig=args.kubeconfig,
+        kube_context=args.context,
+        jobs=args.jobs,
+        time_scale=args.time_scale,
+        reports=pathlib.Path(args.reports),
+        run_id=args.run_id,
+        verbose=args.verbose,
+    )
+    problems = config.validate()
+    if problems:
+        for problem in problems:
+            print(f"vck run: {problem}", file=sys.stderr)
+        return 2
+    outcome = api.run(config)
+    if outcome.run is None:
+        print(f"vck run: no report was written (pytest exited {outcome.pytest_exit}); see the output above", file=sys.stderr)
+        return 2
+    overall = score.tally(outcome.run.scenarios)
+    percent = f"{overall.score * 100:.0f}%" if overall.score is not None else "n/a"
+    print()
+    print(f"{'CERTIFIED' if outcome.certified else 'NOT CERTIFIED'}: {outcome.run.metadata.implementation} on {outcome.run.metadata.backend}")
+    print(f"  passed {overall.passed}, failed {overall.failed}, not claimed {overall.not_claimed}, error {overall.error}; "
+          f"MUST {overall.must_passed}/{overall.must_claimed}; score {percent}; wall time {outcome.run.metadata.wall_time_s:.0f}s")
+    for suite, tally in score.by_suite(outcome.run).items():
+        print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + (f", failed {tally.failed}" if tally.failed else "") + (f", error {tally.error}" if tally.error else ""))
+    print(f"reports: {outcome.report_dir}/index.html, report.json, junit.xml")
+    return 0 if outcome.certified else 1
+
+
+def _list(args: argparse.Namespace) -> int:
+    found, problems = api.list_scenarios(api.ListConfig([pathlib.Path(p) for p in args.paths] or [api.DEFAULT_SCENARIOS]))
+    for sc in sorted(found, key=lambda s: (s.suite, s.id)):
+        print(f"{sc.suite:<16} {sc.level.value:<6} {sc.id}")
+        print(f"{'':<23} {sc.title}")
+        print(f"{'':<23} cites: {'; '.join(str(c) for c in sc.cites)}")
+    for problem in problems:
+        print(f"vck list: {problem}", file=sys.stderr)
+    return 2 if problems else 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    problems = validate.validate_paths([pathlib.Path(p) for p in args.paths])
+    if problems:
+        print(validate.format_problems(problems), file=sys.stderr)
+        return 1
+    print(f"ok: {', '.join(args.paths)}")
+    return 0
+
+
+def _new(args: argparse.Namespace) -> int:
+    path = scaffold.new_scenario(pathlib.Path(args.root), args.suite, args.name)
+    print(f"wrote {path}: edit it, then `vck validate {path}` and `vck run -k {args.name}`")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vck", description="The Volcano conformance kit.")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="the main job: run the conformance suites and write the reports (exit 0 only when certified)")
+    run.add_argument("paths", nargs="*", help=f"scenario files or folders (default: {api.DEFAULT_SCENARIOS})")
+    run.add_argument("--suite", action="append", default=[], help="only these suites (comma-separated, repeatable)")
+    run.add_argument("-k", default=None, help="only scenarios whose id matches this pytest -k expression")
+    run.add_argument("--impl", default="reference", help="implementation: reference, reference:broken=gang, preinstalled:CAPS.yaml")
+    run.add_argument("--backend", choices=registry.BACKENDS, default="embedded")
+    run.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
+    run.add_argument("--context", help="existing backend: the context to use")
+    run.add_argument("--jobs", type=int, default=1, help="parallel workers, each with its own embedded cluster")
+    run.add_argument("--time-scale", type=float, default=1.0, help="stretch every window for slow clusters")
+    run.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where reports go (a folder per run, and `latest`)")
+    run.add_argument("--run-id", default=None, help="the report folder's name (default: a timestamp)")
+    run.add_argument("-v", "--verbose", action="store_true")
+    run.set_defaults(func=_run)
+
+    lst = sub.add_parser("list", help="the scenarios, with suite, level and cites")
+    lst.add_argument("paths", nargs="*")
+    lst.set_defaults(func=_list)
+
+    val = sub.add_parser("validate", help="check scenario files; one clear error per problem")
+    val.add_argument("paths", nargs="+")
+    val.set_defaults(func=_validate)
+
+    new = sub.add_parser("new", help="start a scenario from a template")
+    new.add_argument("suite")
+    new.add_argument("name")
+    new.add_argument("--root", default=str(api.DEFAULT_SCENARIOS), help="the scenarios folder")
+    new.set_defaults(func=_new)
 
     toolchain = sub.add_parser("toolchain", help="the pinned Kubernetes binaries the embedded cluster runs on")
     tsub = toolchain.add_subparsers(dest="toolchain_command", required=True)
@@ -105,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("vck: interrupted; cleaned up", file=sys.stderr)
         return 130
-    except (errors.ToolchainError, base.ClusterError, nodes.NodeSpecError) as err:
+    except (errors.ToolchainError, base.ClusterError, nodes.NodeSpecError, impl_base.ImplementationError, scaffold.ScaffoldError) as err:
         print(f"vck: {err}", file=sys.stderr)
         return 2
 

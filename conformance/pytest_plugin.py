@@ -1,32 +1,51 @@
 """The kit's pytest plugin (registered through the `pytest11` entry point).
 
-Fixtures later suites build on: `vck_cluster` (one cluster per session, and so one per pytest-xdist
-worker), `vck_api` (an official-client ApiClient for it) and `vck_namespace` (a fresh namespace per
-test, deleted afterwards).
+- Collects every YAML file under a `scenarios/` folder as a scenario item, sorted so scenarios that
+  share a scheduler configuration run together and the implementation restarts as little as
+  possible. Under pytest-xdist each worker has its own embedded cluster.
+- Fixtures for the kit's own tests: `vck_cluster`, `vck_api`, `vck_namespace`.
+- With `--vck-report-dir`, writes report.json, junit.xml and index.html for the run.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
+import json
+import pathlib
 import re
 import secrets
-from typing import Iterator
+import time
+from typing import Any, Iterator
 
 import kubernetes
 import pytest
 
-from conformance.cluster import base, kube, nodes, registry
+from conformance import api, session
+from conformance.cluster import base, kube, registry
+from conformance.report import json_report, results
+from conformance.runner import scenario_run
+from conformance.scenario import loader, models
 
 NAMESPACE_READY_TIMEOUT_S = 60.0
+SESSION_KEY = pytest.StashKey["session.Session"]()
+RESULTS_KEY = pytest.StashKey[list]()
+STARTED_KEY = pytest.StashKey[float]()
+REPORT_KEY = pytest.StashKey[pathlib.Path]()
+PROGRESS_KEY = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("vck", "Volcano conformance kit")
+    group.addoption("--vck-impl", default="reference", help="implementation under test: reference, reference:broken=gang, preinstalled:CAPS.yaml")
     group.addoption("--vck-backend", choices=registry.BACKENDS, default="embedded", help="cluster backend (default: embedded)")
     group.addoption("--vck-kubeconfig", default=None, help="existing backend: kubeconfig path")
     group.addoption("--vck-context", default=None, help="existing backend: kubeconfig context")
-    group.addoption("--vck-nodes", default=None, help=f"node spec for the session cluster (default: {nodes.DEFAULT_SPEC} nodes)")
-    group.addoption("--vck-cluster-name", default=None, help="cluster name (default: one per session and xdist worker)")
+    group.addoption("--vck-nodes", default=None, help="node spec of the session cluster for the kit's own tests")
+    group.addoption("--vck-cluster-name", default=None, help="cluster name (default: one per process)")
+    group.addoption("--vck-time-scale", type=float, default=1.0, help="stretch every scenario window by this factor (slow clusters)")
+    group.addoption("--vck-report-dir", default=None, help="write the run's reports under this folder")
+    group.addoption("--vck-run-id", default=None, help="the report folder's name (default: a timestamp)")
+    group.addoption("--vck-progress", action="store_true", default=False, help="print a line per scenario with a running tally")
 
 
 def _worker_id(config: pytest.Config) -> str:
@@ -34,22 +53,166 @@ def _worker_id(config: pytest.Config) -> str:
     return str(workerinput["workerid"]) if workerinput else "main"
 
 
+def _session(config: pytest.Config) -> session.Session:
+    if SESSION_KEY not in config.stash:
+        opts = session.SessionOptions(
+            backend=config.getoption("--vck-backend"),
+            implementation=config.getoption("--vck-impl"),
+            kubeconfig=config.getoption("--vck-kubeconfig"),
+            kube_context=config.getoption("--vck-context"),
+            cluster_name=config.getoption("--vck-cluster-name"),
+            nodes=config.getoption("--vck-nodes"),
+            time_scale=config.getoption("--vck-time-scale"),
+            worker=_worker_id(config),
+        )
+        problems = opts.validate()
+        if problems:
+            raise pytest.UsageError("; ".join(problems))
+        config.stash[SESSION_KEY] = session.Session(opts)
+    return config.stash[SESSION_KEY]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _CONFIG["config"] = config
+    config.stash[RESULTS_KEY] = []
+    config.stash[STARTED_KEY] = time.time()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SESSION_KEY in config.stash:
+        config.stash[SESSION_KEY].close()
+
+
+# --- scenario collection -----------------------------------------------------------------------------
+def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix in (".yaml", ".yml") and "scenarios" in file_path.parent.parts:
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        try:
+            scenario = loader.load_file(self.path)
+        except loader.ScenarioError as err:
+            raise self.CollectError(str(err)) from None
+        yield ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
+
+
+class ScenarioFailed(Exception):
+    def __init__(self, result: results.ScenarioResult) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, scenario: models.Scenario, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.user_properties.append(("vck_level", scenario.level.value))
+
+    def runtest(self) -> None:
+        ctx = _session(self.config).context()
+        result = scenario_run.run(self.scenario, ctx)
+        self.config.stash[RESULTS_KEY].append(result)
+        self.user_properties.append(("vck_status", result.status.value))
+        if result.status is results.Status.NOT_CLAIMED:
+            pytest.skip(result.reason)
+        if result.status is not results.Status.PASSED:
+            raise ScenarioFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ScenarioFailed):
+            return describe(excinfo.value.result)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[pathlib.Path, int, str]:
+        return self.path, 0, f"[{self.scenario.level.value}] {self.scenario.suite}/{self.scenario.id}"
+
+
+def describe(result: results.ScenarioResult) -> str:
+    """A failure as a reader needs it: the verdict, why, and each check's expected versus observed."""
+    lines = [f"{result.status.value.upper()} [{result.level.value}] {result.suite}/{result.id}: {result.title}", f"  reason: {result.reason}"]
+    for check in result.checks:
+        mark = "ok  " if check.passed else "FAIL"
+        lines.append(f"  {mark} {check.description}")
+        if not check.passed:
+            lines.append(f"       expected: {check.expected}")
+            lines.append(f"       observed: {check.observed}")
+    lines.append(f"  cites: {'; '.join(result.cites)}")
+    return "\n".join(lines)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Scenarios sharing a scheduler conf run together; the kit's own tests keep their order first."""
+
+    def key(item: pytest.Item) -> tuple[int, str, str, str]:
+        if isinstance(item, ScenarioItem):
+            sc = item.scenario
+            return (1, sc.scheduler_key(), sc.suite, sc.id)
+        return (0, "", "", "")
+
+    items.sort(key=key)
+
+
+# --- results across xdist workers and the report ---------------------------------------------------
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    own = config.stash[RESULTS_KEY]
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["vck_results"] = json.dumps([json_report.scenario_to_dict(r) for r in own])
+        return
+    report_dir = config.getoption("--vck-report-dir")
+    if report_dir and own:
+        report = api.ReportConfig(
+            reports=pathlib.Path(report_dir),
+            run_id=config.getoption("--vck-run-id") or api.new_run_id(),
+            implementation=config.getoption("--vck-impl"),
+            backend=config.getoption("--vck-backend"),
+            time_scale=config.getoption("--vck-time-scale"),
+            started=config.stash[STARTED_KEY],
+        )
+        folder = api.write_reports(report, own)
+        config.stash[REPORT_KEY] = folder
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[PROGRESS_KEY] = {"total": sum(isinstance(i, ScenarioItem) for i in session.items), "done": 0, "tally": {}}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With --vck-progress: `[3/12] PASSED gang/no-partial-gang (14.2s) | passed 3` per scenario."""
+    config = _CONFIG.get("config")
+    if config is None or not config.getoption("--vck-progress") or getattr(config, "workerinput", None) is not None:
+        return
+    props = dict(report.user_properties)
+    if "vck_status" not in props or report.when != "call":
+        return
+    progress = config.stash.get(PROGRESS_KEY, {"total": 0, "done": 0, "tally": {}})
+    progress["done"] += 1
+    status = str(props["vck_status"])
+    progress["tally"][status] = progress["tally"].get(status, 0) + 1
+    tally = ", ".join(f"{k} {v}" for k, v in sorted(progress["tally"].items()))
+    total = progress["total"] or "?"
+    writer = config.get_terminal_writer()
+    writer.line(f"[{progress['done']}/{total}] {status.upper():<11} {report.nodeid.split('::')[-1]} ({report.duration:.1f}s) | {tally}")
+
+
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    data = getattr(node, "workeroutput", {}).get("vck_results")
+    if data:
+        node.config.stash[RESULTS_KEY].extend(json_report.scenario_from_dict(d) for d in json.loads(data))
+
+
+# --- fixtures for the kit's own tests ---------------------------------------------------------------
 @pytest.fixture(scope="session")
-def vck_cluster(request: pytest.FixtureRequest) -> Iterator[base.ClusterHandle]:
+def vck_cluster(request: pytest.FixtureRequest) -> base.ClusterHandle:
     """A running cluster for the whole session; an embedded one per xdist worker, stopped at the end."""
-    config = request.config
-    name = config.getoption("--vck-cluster-name") or f"vck-pytest-{_worker_id(config)}-{os.getpid()}"
-    backend = registry.backend(
-        config.getoption("--vck-backend"),
-        kubeconfig=config.getoption("--vck-kubeconfig"),
-        context=config.getoption("--vck-context"),
-    )
-    handle = backend.up(name, nodes.parse(config.getoption("--vck-nodes")))
-    try:
-        yield handle
-    finally:
-        if handle.owned and not handle.reused:
-            backend.down(name)
+    return _session(request.config).cluster()
 
 
 @pytest.fixture(scope="session")

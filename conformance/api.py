@@ -1,0 +1,173 @@
+"""The kit as a library: one config dataclass per operation, each with `validate()`.
+
+`vck` (cli.py) and the pytest plugin are thin layers over this module. A run is executed by
+pytest (with pytest-xdist for `--jobs`), so `vck run` and `pytest scenarios/` behave the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import os
+import pathlib
+import shlex
+import sys
+import time
+from typing import Sequence
+
+import pytest
+
+from conformance.cluster import registry
+from conformance.impl import registry as impl_registry
+from conformance.report import json_report, results, score, writer
+from conformance.scenario import loader, models
+from conformance.toolchain import versions
+
+KIT_VERSION = "0.1.0"
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEFAULT_SCENARIOS = REPO_ROOT / "scenarios"
+DEFAULT_REPORTS = REPO_ROOT / "reports"
+
+
+@dataclasses.dataclass
+class RunConfig:
+    scenarios: Sequence[pathlib.Path] = (DEFAULT_SCENARIOS,)
+    suites: Sequence[str] = ()
+    keyword: str | None = None
+    implementation: str = "reference"
+    backend: str = "embedded"
+    kubeconfig: str | None = None
+    kube_context: str | None = None
+    jobs: int = 1
+    time_scale: float = 1.0
+    reports: pathlib.Path = DEFAULT_REPORTS
+    run_id: str | None = None
+    verbose: bool = False
+
+    def validate(self) -> list[str]:
+        problems = []
+        for path in self.scenarios:
+            if not pathlib.Path(path).exists():
+                problems.append(f"scenario path {path} does not exist")
+        if self.backend not in registry.BACKENDS:
+            problems.append(f"backend {self.backend!r}: use one of {', '.join(registry.BACKENDS)}")
+        if self.jobs < 1:
+            problems.append(f"--jobs {self.jobs}: must be at least 1")
+        if self.time_scale <= 0:
+            problems.append(f"--time-scale {self.time_scale}: must be greater than 0")
+        try:
+            impl_registry.implementation(self.implementation)
+        except Exception as err:
+            problems.append(str(err))
+        known = {sc.suite for sc in self.selected_or_empty()}
+        for suite in self.suites:
+            if suite not in known:
+                problems.append(f"no suite {suite!r} under {', '.join(map(str, self.scenarios))}; suites: {', '.join(sorted(known))}")
+        return problems
+
+    def selected_or_empty(self) -> list[models.Scenario]:
+        found, _ = loader.load_tree([pathlib.Path(p) for p in self.scenarios])
+        return found
+
+    def selected_paths(self) -> list[str]:
+        found = self.selected_or_empty()
+        if self.suites:
+            found = [sc for sc in found if sc.suite in self.suites]
+        return sorted(str(sc.path) for sc in found)
+
+    def pytest_args(self, run_id: str) -> list[str]:
+        args = [
+            *self.selected_paths(),
+            "-p", "no:cacheprovider",
+            "--rootdir", str(REPO_ROOT),
+            "-o", "testpaths=",
+            "--vck-impl", self.implementation,
+            "--vck-backend", self.backend,
+            "--vck-time-scale", str(self.time_scale),
+            "--vck-report-dir", str(self.reports),
+            "--vck-run-id", run_id,
+            "--vck-progress",
+        ]
+        if self.kubeconfig:
+            args += ["--vck-kubeconfig", self.kubeconfig]
+        if self.kube_context:
+            args += ["--vck-context", self.kube_context]
+        if self.keyword:
+            args += ["-k", self.keyword]
+        if self.jobs > 1:
+            args += ["-n", str(self.jobs)]
+        args += ["-q"] if not self.verbose else ["-v"]
+        return args
+
+
+def new_run_id() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    report_dir: pathlib.Path | None
+    run: results.RunResult | None
+    certified: bool
+    pytest_exit: int
+
+
+def run(config: RunConfig) -> RunOutcome:
+    """Run the selected scenarios and write the reports; `certified` decides the exit status."""
+    run_id = config.run_id or new_run_id()
+    code = pytest.main(config.pytest_args(run_id))
+    report_json = config.reports / run_id / "report.json"
+    if not report_json.exists():
+        return RunOutcome(run_id, None, None, False, int(code))
+    run_result = json_report.read(report_json)
+    return RunOutcome(run_id, report_json.parent, run_result, score.certified(run_result), int(code))
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportConfig:
+    reports: pathlib.Path
+    run_id: str
+    implementation: str
+    backend: str
+    time_scale: float
+    # time.time() when the run started.
+    started: float
+
+
+def write_reports(config: ReportConfig, scenario_results: Sequence[results.ScenarioResult]) -> pathlib.Path:
+    """Called by the pytest plugin once every result is in (from all xdist workers)."""
+    try:
+        impl_versions = impl_registry.implementation(config.implementation).versions()
+    except Exception as err:
+        impl_versions = {"implementation": f"unknown ({err})"}
+    meta = results.RunMetadata(
+        run_id=config.run_id,
+        implementation=config.implementation,
+        backend=config.backend,
+        versions={
+            "kit": KIT_VERSION,
+            "kubernetes": versions.KUBERNETES_VERSION,
+            "etcd": versions.ETCD_VERSION,
+            "kwok": versions.KWOK_VERSION,
+            **impl_versions,
+        },
+        started_at=datetime.datetime.fromtimestamp(config.started, datetime.timezone.utc).isoformat(timespec="seconds"),
+        wall_time_s=round(time.time() - config.started, 1),
+        time_scale=config.time_scale,
+        command=" ".join(shlex.quote(a) for a in sys.argv),
+    )
+    ordered = tuple(sorted(scenario_results, key=lambda r: (r.suite, r.id)))
+    return writer.write_all(results.RunResult(meta, ordered), config.reports)
+
+
+@dataclasses.dataclass
+class ListConfig:
+    scenarios: Sequence[pathlib.Path] = (DEFAULT_SCENARIOS,)
+
+    def validate(self) -> list[str]:
+        return [f"scenario path {p} does not exist" for p in self.scenarios if not pathlib.Path(p).exists()]
+
+
+def list_scenarios(config: ListConfig) -> tuple[list[models.Scenario], list[loader.Problem]]:
+    return loader.load_tree([pathlib.Path(p) for p in config.scenarios])

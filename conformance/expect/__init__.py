@@ -1,0 +1,1 @@
+"""Expectations judged on the observed timeline: predicates, windows, and timeline checks."""

@@ -1,0 +1,201 @@
+"""Predicates: statements about the cluster at one moment, each giving a verdict and what it saw."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections import Counter
+from typing import Any, Callable, Mapping
+
+from conformance.cluster import resources
+from conformance.expect import select
+from conformance.observe import recorder, summaries
+from conformance.scenario import models
+
+NODE = resources.lookup("Node")
+EVENT = resources.lookup("Event")
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    holds: bool
+    observed: str
+
+
+def _count_ok(count: Any, n: int) -> bool:
+    if isinstance(count, int):
+        return n == count
+    return count.get("min", 0) <= n <= count.get("max", n)
+
+
+def count_text(count: Any) -> str:
+    if isinstance(count, int):
+        return f"exactly {count}"
+    parts = []
+    if "min" in count:
+        parts.append(f"at least {count['min']}")
+    if "max" in count:
+        parts.append(f"at most {count['max']}")
+    return " and ".join(parts)
+
+
+def _phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def matching_pods(view: recorder.View, spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    found = select.pods(view, spec.get("select"))
+    if "phase" in spec:
+        found = [p for p in found if _phase(p) == spec["phase"]]
+    if "bound" in spec:
+        found = [p for p in found if bool((p.get("spec") or {}).get("nodeName")) == spec["bound"]]
+    return found
+
+
+def _pods(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    found = matching_pods(view, spec)
+    everything = select.pods(view, spec.get("select"))
+    by_phase = Counter(_phase(p) for p in everything)
+    bound = sum(1 for p in everything if (p.get("spec") or {}).get("nodeName"))
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(by_phase.items())) or "none"
+    return Outcome(_count_ok(spec["count"], len(found)), f"{len(found)} matching; selected pods: {detail}; bound {bound}")
+
+
+def _phase_pred(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    ref = spec["object"]
+    obj = select.resolve(view, ref)
+    if obj is None:
+        return Outcome(False, f"{select.describe_ref(ref)} does not exist")
+    phase = summaries.phase_of(ref["kind"], obj)
+    wanted = [spec["is"]] if "is" in spec else list(spec["in"])
+    return Outcome(phase in wanted, f"{select.describe_ref(ref)} is {phase or 'without a phase'}")
+
+
+def _condition(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    ref = spec["object"]
+    obj = select.resolve(view, ref)
+    if obj is None:
+        return Outcome(False, f"{select.describe_ref(ref)} does not exist")
+    conditions = [c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == spec["type"]]
+    if not conditions:
+        types = [c.get("type") for c in (obj.get("status") or {}).get("conditions") or []]
+        return Outcome(False, f"{select.describe_ref(ref)} has no {spec['type']} condition (has {types})")
+    cond = conditions[-1]
+    ok = (
+        ("status" not in spec or cond.get("status") == spec["status"])
+        and ("reason" not in spec or cond.get("reason") == spec["reason"])
+        and ("message" not in spec or re.search(spec["message"], cond.get("message") or "") is not None)
+    )
+    shown = {k: cond.get(k) for k in ("type", "status", "reason", "message")}
+    return Outcome(ok, f"{select.describe_ref(ref)} condition {json.dumps(shown)}")
+
+
+def _event(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    target = select.resolve(view, spec["object"]) if "object" in spec else None
+    if "object" in spec and target is None:
+        return Outcome(False, f"{select.describe_ref(spec['object'])} does not exist")
+    found = []
+    reasons = Counter()
+    for event in view.of(EVENT).values():
+        involved = event.get("involvedObject") or event.get("regarding") or {}
+        if target is not None and involved.get("uid") != target["metadata"].get("uid") and involved.get("name") != target["metadata"]["name"]:
+            continue
+        reasons[event.get("reason")] += 1
+        if event.get("reason") != spec["reason"]:
+            continue
+        if "type" in spec and event.get("type") != spec["type"]:
+            continue
+        if "message" in spec and re.search(spec["message"], event.get("message") or "") is None:
+            continue
+        found.append(event)
+    count = spec.get("count", {"min": 1})
+    messages = [e.get("message") for e in found][:3]
+    return Outcome(_count_ok(count, len(found)), f"{len(found)} matching events {messages}; reasons seen: {dict(reasons)}")
+
+
+def _object(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    ref = spec["object"]
+    obj = select.resolve(view, ref)
+    exists = spec.get("exists", True)
+    if obj is None:
+        return Outcome(not exists, f"{select.describe_ref(ref)} does not exist")
+    if not exists:
+        return Outcome(False, f"{select.describe_ref(ref)} exists")
+    failures = []
+    for path, want in (spec.get("fields") or {}).items():
+        got = select.field(obj, path)
+        if not _field_ok(got, want):
+            failures.append(f"{path} = {'(absent)' if select.missing(got) else json.dumps(got, default=str)[:200]}")
+    if failures:
+        return Outcome(False, f"{select.describe_ref(ref)}: " + "; ".join(failures))
+    return Outcome(True, f"{select.describe_ref(ref)} has every field")
+
+
+def _field_ok(got: Any, want: Any) -> bool:
+    if isinstance(want, Mapping):
+        if "exists" in want:
+            return select.missing(got) != want["exists"]
+        if select.missing(got):
+            return False
+        if "matches" in want:
+            return re.search(want["matches"], got if isinstance(got, str) else json.dumps(got)) is not None
+        if "contains" in want:
+            return want["contains"] in got if isinstance(got, (list, str)) else False
+    if select.missing(got):
+        return False
+    return bool(got == want or (not isinstance(got, (dict, list)) and str(got) == str(want)))
+
+
+def _placement(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    bound = [p for p in select.pods(view, spec["select"]) if (p.get("spec") or {}).get("nodeName")]
+    placed = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in bound}
+    if len(bound) < spec.get("min_pods", 1):
+        return Outcome(False, f"only {len(bound)} pods bound: {placed}")
+    nodes_used = list(placed.values())
+    rule = spec["rule"]
+    if rule == "same-node":
+        return Outcome(len(set(nodes_used)) == 1, f"placements {placed}")
+    if rule == "distinct-nodes":
+        return Outcome(len(set(nodes_used)) == len(nodes_used), f"placements {placed}")
+    label = spec.get("label", "")
+    values = {}
+    for pod_name, node_name in placed.items():
+        node = view.named(NODE, node_name)
+        values[pod_name] = ((node or {}).get("metadata", {}).get("labels") or {}).get(label)
+    return Outcome(len(set(values.values())) == 1 and None not in values.values(), f"{label} of each pod's node: {values}")
+
+
+def _ratio(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    num = len(matching_pods(view, spec["numerator"]))
+    den = len(matching_pods(view, spec["denominator"]))
+    if den == 0:
+        return Outcome(False, f"numerator {num}, denominator 0")
+    value = num / den
+    return Outcome(abs(value - spec["value"]) <= spec["tolerance"], f"{num}/{den} = {value:.3f}")
+
+
+EVALUATORS: dict[str, Callable[[recorder.View, Mapping[str, Any]], Outcome]] = {
+    "pods": _pods,
+    "phase": _phase_pred,
+    "condition": _condition,
+    "event": _event,
+    "object": _object,
+    "placement": _placement,
+    "ratio": _ratio,
+}
+
+
+def evaluate(predicate: models.Predicate, view: recorder.View) -> Outcome:
+    return EVALUATORS[predicate.kind](view, predicate.spec)
+
+
+def expected_text(predicate: models.Predicate) -> str:
+    spec = predicate.spec
+    if predicate.kind == "pods":
+        what = " ".join(filter(None, [spec.get("phase"), "bound" if spec.get("bound") is True else "unbound" if spec.get("bound") is False else ""]))
+        return f"{count_text(spec['count'])} {what} pods matching {json.dumps(spec.get('select') or {})}".replace("  ", " ")
+    if predicate.kind == "phase":
+        wanted = spec.get("is") or " or ".join(spec["in"])
+        return f"{select.describe_ref(spec['object'])} in phase {wanted}"
+    return f"{predicate.kind} {json.dumps(dict(spec), sort_keys=True)}"

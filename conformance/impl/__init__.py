@@ -1,0 +1,1 @@
+"""Implementation adapters: start, find and stop an implementation under test; declare what it claims."""

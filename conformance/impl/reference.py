@@ -1,0 +1,140 @@
+"""`reference`: the kit's reference controller and scheduler (`reference_scheduler/`), run as
+processes against the cluster with the flags vc-scheduler takes.
+
+The adapter treats it as a black box: it installs its CRDs from the package's `crds/` folder and
+reads its claims from `capabilities.yaml`, and never imports its code.
+
+`reference:broken=gang,enqueue` is the same implementation with the named plugins and actions
+taken out of every scheduler configuration it is given, while it still claims them: the broken
+build each suite must be proven to fail against.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import pathlib
+import sys
+import tempfile
+from typing import Any, Mapping, Sequence
+
+import kubernetes
+import yaml
+
+from conformance.cluster import base, kube
+from conformance.impl import base as impl_base
+from conformance.impl import processes
+
+READY_TIMEOUT_S = 60.0
+CRD_TIMEOUT_S = 60.0
+SCHEDULER_NAME = "volcano"
+# Each process logs this once its caches are synced and it acts on the cluster.
+READY_MARKER = r"\bready\b"
+
+
+def package_dir() -> pathlib.Path:
+    spec = importlib.util.find_spec("reference_scheduler")
+    if spec is None or not spec.submodule_search_locations:
+        raise impl_base.ImplementationError("the reference implementation (package reference_scheduler) is not installed")
+    return pathlib.Path(list(spec.submodule_search_locations)[0])
+
+
+def without(conf: Mapping[str, Any], broken: Sequence[str]) -> dict[str, Any]:
+    """The conf with the named actions and plugins removed."""
+    out = copy.deepcopy(dict(conf))
+    actions = [a.strip() for a in str(out.get("actions", "")).split(",") if a.strip()]
+    out["actions"] = ", ".join(a for a in actions if a not in broken)
+    out["tiers"] = [{**tier, "plugins": [p for p in tier.get("plugins") or [] if p.get("name") not in broken]} for tier in out.get("tiers") or []]
+    return out
+
+
+class Reference:
+    def __init__(self, broken: Sequence[str] = (), workdir: pathlib.Path | None = None) -> None:
+        self.broken = tuple(broken)
+        self.name = "reference" + (f":broken={','.join(self.broken)}" if self.broken else "")
+        self.workdir = workdir or pathlib.Path(tempfile.mkdtemp(prefix="vck-reference-"))
+        self._cluster: base.ClusterHandle | None = None
+        self._conf_key: str | None = None
+        self._controller: processes.ManagedProcess | None = None
+        self._scheduler: processes.ManagedProcess | None = None
+
+    # --- claims -----------------------------------------------------------------------------------
+    def capabilities(self) -> frozenset[str]:
+        doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
+        return frozenset(doc["capabilities"])
+
+    def versions(self) -> dict[str, str]:
+        doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
+        return {"implementation": f"reference {doc.get('version', 'dev')}"}
+
+    # --- lifecycle --------------------------------------------------------------------------------
+    def ensure(self, cluster: base.ClusterHandle, scheduler_conf: Mapping[str, Any] | None) -> None:
+        if self._cluster != cluster:
+            self.stop()
+            self._cluster = cluster
+            self._install_crds(cluster)
+        if self._controller is None or self._controller.exited():
+            self._controller = self._start("controller", ["-m", "reference_scheduler.controller", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME])
+        conf = without(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF, self.broken)
+        key = json.dumps(conf, sort_keys=True)
+        if self._scheduler is not None and not self._scheduler.exited() and key == self._conf_key:
+            return
+        if self._scheduler is not None:
+            self._scheduler.stop()
+        conf_path = self.workdir / "volcano-scheduler.conf"
+        conf_path.write_text(yaml.safe_dump(conf, sort_keys=False))
+        self._scheduler = self._start(
+            "scheduler",
+            ["-m", "reference_scheduler.scheduler", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-conf", str(conf_path), "--scheduler-name", SCHEDULER_NAME],
+        )
+        self._conf_key = key
+
+    def _start(self, role: str, args: list[str]) -> processes.ManagedProcess:
+        proc = processes.ManagedProcess(f"reference {role}", [sys.executable, *args], self.workdir / f"{role}.log")
+        proc.start()
+        proc.wait_ready(READY_MARKER, READY_TIMEOUT_S)
+        return proc
+
+    def _install_crds(self, cluster: base.ClusterHandle) -> None:
+        api = kube.client(cluster.kubeconfig, cluster.context)
+        ext = kubernetes.client.ApiextensionsV1Api(api)
+        names = []
+        for path in sorted((package_dir() / "crds").glob("*.yaml")):
+            for doc in yaml.safe_load_all(path.read_text()):
+                if not doc:
+                    continue
+                names.append(doc["metadata"]["name"])
+                try:
+                    ext.create_custom_resource_definition(doc)
+                except kubernetes.client.ApiException as err:
+                    if err.status != 409:
+                        raise impl_base.ImplementationError(f"installing CRD {doc['metadata']['name']} from {path} failed: HTTP {err.status}: {err.body}") from err
+                    current = ext.read_custom_resource_definition(doc["metadata"]["name"])
+                    doc["metadata"]["resourceVersion"] = current.metadata.resource_version
+                    ext.replace_custom_resource_definition(doc["metadata"]["name"], doc)
+
+        def established(state: dict[str, dict[str, Any]]) -> bool:
+            return all(
+                any(c.get("type") == "Established" and c.get("status") == "True" for c in (state.get(n, {}).get("status") or {}).get("conditions") or [])
+                for n in names
+            )
+
+        kube.watch_until(ext.list_custom_resource_definition, established, CRD_TIMEOUT_S, f"CRDs {', '.join(names)} to be Established")
+
+    def health(self) -> str | None:
+        for proc in (self._controller, self._scheduler):
+            if proc is not None and proc.exited():
+                return f"{proc.name} exited with {proc.proc.returncode if proc.proc else '?'}; last log lines:\n{proc.tail()}"
+        return None
+
+    def stop(self) -> None:
+        for proc in (self._scheduler, self._controller):
+            if proc is not None:
+                proc.stop()
+        self._scheduler = self._controller = None
+        self._conf_key = None
+        self._cluster = None
+
+    def logs(self) -> dict[str, pathlib.Path]:
+        return {p.name: p.log_path for p in (self._controller, self._scheduler) if p is not None}

@@ -1,0 +1,197 @@
+"""The recorder: watches every kind a scenario can observe and keeps the current state and the
+timeline of changes. Judging code reads snapshots under its lock and waits on its condition.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+import time
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import kubernetes
+
+from conformance.cluster import resources
+from conformance.observe import summaries
+from conformance.report import results
+
+log = logging.getLogger(__name__)
+WATCH_TIMEOUT_S = 5
+RETRY_S = 0.5
+NOT_SERVED_RETRY_S = 2.0
+Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    t_s: float
+    event: str  # ADDED | MODIFIED | DELETED
+    kind: resources.Kind
+    key: Key
+    obj: Mapping[str, Any]
+
+
+class View:
+    """The state at one moment: every observed object by kind and key."""
+
+    def __init__(self, objects: Mapping[resources.Kind, Mapping[Key, Mapping[str, Any]]], t_s: float) -> None:
+        self._objects = objects
+        self.t_s = t_s
+
+    def of(self, kind: resources.Kind) -> Mapping[Key, Mapping[str, Any]]:
+        return self._objects.get(kind, {})
+
+    def named(self, kind: resources.Kind, name: str) -> Mapping[str, Any] | None:
+        for (_, obj_name), obj in self.of(kind).items():
+            if obj_name == name:
+                return obj
+        return None
+
+
+class Recorder:
+    def __init__(self, client: resources.Client, namespace: str, kinds: Sequence[resources.Kind], clock: Callable[[], float] = time.monotonic) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.kinds = tuple(dict.fromkeys(kinds))
+        self.clock = clock
+        self.t0 = clock()
+        self.cond = threading.Condition()
+        self.version = 0
+        self.changes: list[Change] = []
+        self.steps: list[results.TimelineEntry] = []
+        self.errors: list[str] = []
+        self._objects: dict[resources.Kind, dict[Key, Mapping[str, Any]]] = {k: {} for k in self.kinds}
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    # --- lifecycle --------------------------------------------------------------------------------
+    def start(self, ready_timeout_s: float = 30.0) -> None:
+        """Start one watch per kind; return once each has listed what exists."""
+        ready = []
+        for kind in self.kinds:
+            listed = threading.Event()
+            ready.append((kind, listed))
+            thread = threading.Thread(target=self._watch, args=(kind, listed), name=f"watch-{kind.kind}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        deadline = self.clock() + ready_timeout_s
+        for kind, listed in ready:
+            if not listed.wait(max(0.0, deadline - self.clock())):
+                raise TimeoutError(f"the observer could not list {kind.api_version} {kind.kind} within {ready_timeout_s:.0f}s: {self.errors[-3:]}")
+
+    def stop(self) -> None:
+        """Stop watching. Threads end at their next event or watch timeout; nothing waits for them."""
+        self._stop.set()
+
+    def now(self) -> float:
+        return self.clock() - self.t0
+
+    # --- reading ----------------------------------------------------------------------------------
+    def view(self) -> View:
+        """A consistent snapshot; call with `cond` held when judging."""
+        return View({k: dict(v) for k, v in self._objects.items()}, self.now())
+
+    def mark(self, label: str, detail: Mapping[str, Any] | None = None) -> None:
+        """Put a step into the timeline, so a reader sees what the scenario did when."""
+        with self.cond:
+            self.steps.append(results.TimelineEntry(self.now(), "STEP", "Step", self.namespace, label, dict(detail or {})))
+
+    def history(self) -> Iterator[View]:
+        """Replays every recorded state in order (for ordering and sequence checks)."""
+        with self.cond:
+            changes = list(self.changes)
+        objects: dict[resources.Kind, dict[Key, Mapping[str, Any]]] = {k: {} for k in self.kinds}
+        for change in changes:
+            if change.event == "DELETED":
+                objects[change.kind].pop(change.key, None)
+            else:
+                objects[change.kind][change.key] = change.obj
+            yield View(objects, change.t_s)
+
+    def timeline(self) -> tuple[results.TimelineEntry, ...]:
+        with self.cond:
+            entries = [
+                results.TimelineEntry(c.t_s, c.event, c.kind.kind, c.key[0], c.key[1], summaries.summarize(c.kind.kind, c.obj))
+                for c in self.changes
+            ]
+            entries += self.steps
+        return tuple(sorted(entries, key=lambda e: e.t_s))
+
+    # --- watching ---------------------------------------------------------------------------------
+    def _apply(self, kind: resources.Kind, event: str, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        key = (meta.get("namespace") or "", meta.get("name") or "")
+        with self.cond:
+            current = self._objects[kind]
+            previous = current.get(key)
+            if event == "DELETED":
+                if previous is None:
+                    return
+                current.pop(key, None)
+            else:
+                if previous is not None and (previous.get("metadata") or {}).get("resourceVersion") == meta.get("resourceVersion"):
+                    return
+                event = "MODIFIED" if previous is not None else "ADDED"
+                current[key] = obj
+            self.changes.append(Change(self.now(), event, kind, key, obj))
+            self.version += 1
+            self.cond.notify_all()
+
+    def _relist(self, kind: resources.Kind, lister: Callable[..., Any]) -> str:
+        resp = lister(_preload_content=False)
+        data = json.loads(resp.data)
+        items = data.get("items") or []
+        seen = set()
+        for item in items:
+            item.setdefault("apiVersion", kind.api_version)
+            item.setdefault("kind", kind.kind)
+            meta = item.get("metadata") or {}
+            seen.add((meta.get("namespace") or "", meta.get("name") or ""))
+            self._apply(kind, "ADDED", item)
+        with self.cond:
+            gone = [(key, obj) for key, obj in self._objects[kind].items() if key not in seen]
+        for _, obj in gone:
+            self._apply(kind, "DELETED", obj)
+        return str(data["metadata"]["resourceVersion"])
+
+    def _watch(self, kind: resources.Kind, listed: threading.Event) -> None:
+        namespace = self.namespace if kind.namespaced else None
+        lister = self.client.lister(kind, namespace)
+        version: str | None = None
+        while not self._stop.is_set():
+            try:
+                if version is None:
+                    version = self._relist(kind, lister)
+                    listed.set()
+                watcher = kubernetes.watch.Watch()
+                for event in watcher.stream(lister, resource_version=version, timeout_seconds=WATCH_TIMEOUT_S, deserialize=False):
+                    # With deserialize=False the client hands over the dict itself as "object".
+                    obj = event.get("raw_object") or event["object"]
+                    if event["type"] == "ERROR":
+                        version = None  # expired: list again
+                        break
+                    if event["type"] == "BOOKMARK":
+                        continue
+                    version = obj["metadata"]["resourceVersion"]
+                    self._apply(kind, event["type"], obj)
+                    if self._stop.is_set():
+                        watcher.stop()
+                        break
+            except kubernetes.client.ApiException as err:
+                version = None
+                with self.cond:
+                    self.errors.append(f"{kind.kind}: HTTP {err.status} {err.reason}")
+                if err.status == 404:
+                    # The kind is not served (yet): nothing of it can exist, so the list counts as done.
+                    listed.set()
+                    self._stop.wait(NOT_SERVED_RETRY_S)
+                else:
+                    self._stop.wait(RETRY_S)
+            except Exception as err:  # a dropped connection and the like: list again after a pause
+                version = None
+                with self.cond:
+                    self.errors.append(f"{kind.kind}: {err.__class__.__name__}: {err}")
+                log.debug("watch of %s failed", kind.kind, exc_info=True)
+                self._stop.wait(RETRY_S)

@@ -1,0 +1,1 @@
+"""The result tree of a run, its score, and one module per output format (json, junit, html)."""

@@ -1,0 +1,125 @@
+"""index.html: one self-contained page (inline CSS and SVG, no scripts, no external resources).
+
+Summary first, then the per-suite table, then every failure and error with its checks (expected
+versus observed), its chart of pods on nodes and its timeline, then the passed and not-claimed ones.
+"""
+
+from __future__ import annotations
+
+import html
+import pathlib
+from typing import Iterable
+
+from conformance.report import chart, results, score
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#111827;max-width:1200px}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin-top:32px} h3{font-size:15px;margin:0}
+.meta{color:#4b5563;font-size:13px}
+#summary{border-radius:10px;padding:18px 22px;margin:18px 0;font-size:18px}
+#summary.ok{background:#dcfce7;border:2px solid #16a34a} #summary.bad{background:#fee2e2;border:2px solid #dc2626}
+#summary .verdict{font-size:30px;font-weight:700;display:block;margin-bottom:6px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0} th,td{border:1px solid #e5e7eb;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f3f4f6}
+.passed{color:#15803d;font-weight:600} .failed{color:#b91c1c;font-weight:600} .error{color:#9a3412;font-weight:600} .not-claimed{color:#6b7280;font-weight:600}
+.scenario{border:1px solid #e5e7eb;border-radius:8px;padding:12px 14px;margin:12px 0}
+.reason{margin:6px 0;white-space:pre-wrap} .cites{color:#4b5563;font-size:12px}
+td.obs,td.exp{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap}
+details{margin-top:8px} summary{cursor:pointer;color:#1d4ed8}
+.mono{font-family:ui-monospace,monospace;font-size:12px}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.0f}%"
+
+
+def _summary(run: results.RunResult) -> str:
+    overall = score.tally(run.scenarios)
+    ok = score.certified(run)
+    verdict = "CERTIFIED" if ok else "NOT CERTIFIED"
+    return (
+        f'<div id="summary" class="{"ok" if ok else "bad"}"><span class="verdict">{verdict}</span>'
+        f"{_e(run.metadata.implementation)} on {_e(run.metadata.backend)}: "
+        f'<span class="passed">{overall.passed} passed</span>, <span class="failed">{overall.failed} failed</span>, '
+        f'<span class="not-claimed">{overall.not_claimed} not claimed</span>, <span class="error">{overall.error} error</span>; '
+        f"MUST {overall.must_passed}/{overall.must_claimed}; score {_pct(overall.score)}</div>"
+    )
+
+
+def _suites(run: results.RunResult) -> str:
+    rows = "".join(
+        f"<tr><td>{_e(name)}</td><td>{t.passed}</td><td>{t.failed}</td><td>{t.not_claimed}</td><td>{t.error}</td><td>{t.must_passed}/{t.must_claimed}</td><td>{_pct(t.score)}</td></tr>"
+        for name, t in score.by_suite(run).items()
+    )
+    return f'<table id="suites"><tr><th>suite</th><th>passed</th><th>failed</th><th>not claimed</th><th>error</th><th>MUST passed</th><th>score</th></tr>{rows}</table>'
+
+
+def _checks(sc: results.ScenarioResult) -> str:
+    if not sc.checks:
+        return ""
+    rows = "".join(
+        f'<tr><td class="{"passed" if c.passed else "failed"}">{"ok" if c.passed else "FAIL"}</td><td>{_e(c.description)}</td>'
+        f'<td class="exp">{_e(c.expected)}</td><td class="obs">{_e(c.observed)}</td><td>{c.at_s:.1f}s</td></tr>'
+        for c in sc.checks
+    )
+    return f"<table><tr><th></th><th>check</th><th>expected</th><th>observed</th><th>at</th></tr>{rows}</table>"
+
+
+def _timeline(sc: results.ScenarioResult) -> str:
+    if not sc.timeline:
+        return ""
+    rows = "".join(
+        f'<tr><td>{e.t_s:.2f}s</td><td>{_e(e.event)}</td><td>{_e(e.kind)}</td><td>{_e(e.name)}</td>'
+        f'<td class="mono">{_e(", ".join(f"{k}={v}" for k, v in e.summary.items() if v not in (None, [], "")))}</td></tr>'
+        for e in sc.timeline
+    )
+    return f"<details><summary>timeline ({len(sc.timeline)} entries)</summary><table><tr><th>t</th><th>event</th><th>kind</th><th>name</th><th>summary</th></tr>{rows}</table></details>"
+
+
+def _figures(sc: results.ScenarioResult) -> str:
+    if not sc.figures:
+        return ""
+    rows = "".join(f"<tr><td>{_e(k)}</td><td>{v:g}</td></tr>" for k, v in sorted(sc.figures.items()))
+    return f'<table class="figures"><tr><th>figure</th><th>value</th></tr>{rows}</table>'
+
+
+def _scenario(sc: results.ScenarioResult, full: bool) -> str:
+    head = f'<h3><span class="{sc.status.value}">{sc.status.value.upper()}</span> [{sc.level.value}] {_e(sc.suite)}/{_e(sc.id)}: {_e(sc.title)} <span class="meta">({sc.duration_s:.1f}s)</span></h3>'
+    body = f'<div class="reason">{_e(sc.reason)}</div><div class="cites">cites: {_e("; ".join(sc.cites))}</div>'
+    if full:
+        drawn = chart.svg(sc.timeline, sc.duration_s)
+        body += _checks(sc) + _figures(sc) + (f"<div>{drawn}</div>" if drawn else "") + _timeline(sc)
+    else:
+        body += f"<details><summary>checks and timeline</summary>{_checks(sc)}{_figures(sc)}{chart.svg(sc.timeline, sc.duration_s)}{_timeline(sc)}</details>"
+    return f'<div class="scenario" id="{_e(sc.id)}">{head}{body}</div>'
+
+
+def _section(title: str, items: Iterable[results.ScenarioResult], full: bool) -> str:
+    rendered = "".join(_scenario(sc, full) for sc in items)
+    return f"<h2>{_e(title)}</h2>{rendered}" if rendered else ""
+
+
+def render(run: results.RunResult) -> str:
+    meta = run.metadata
+    versions = ", ".join(f"{k} {v}" for k, v in meta.versions.items())
+    bad = [sc for sc in run.scenarios if sc.status in (results.Status.FAILED, results.Status.ERROR)]
+    good = [sc for sc in run.scenarios if sc.status is results.Status.PASSED]
+    unclaimed = [sc for sc in run.scenarios if sc.status is results.Status.NOT_CLAIMED]
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>vck report {_e(meta.run_id)}</title><style>{CSS}</style></head><body>'
+        f"<h1>Volcano conformance report</h1>"
+        f'<div class="meta">run {_e(meta.run_id)} started {_e(meta.started_at)}, wall time {meta.wall_time_s:.0f}s, time scale {meta.time_scale:g}<br>'
+        f"versions: {_e(versions)}<br>command: <span class=\"mono\">{_e(meta.command)}</span></div>"
+        f"{_summary(run)}<h2>Suites</h2>{_suites(run)}"
+        f"{_section('Failures and errors', bad, True)}{_section('Passed', good, False)}{_section('Not claimed', unclaimed, False)}"
+        "</body></html>"
+    )
+
+
+def write(run: results.RunResult, path: pathlib.Path) -> None:
+    path.write_text(render(run), encoding="utf-8")

@@ -1,0 +1,52 @@
+"""junit.xml: one testcase per scenario (level in the name), for CI systems."""
+
+from __future__ import annotations
+
+import pathlib
+import xml.etree.ElementTree as ET
+
+from conformance.report import results, score
+
+
+def _checks_text(sc: results.ScenarioResult) -> str:
+    lines = [sc.reason, ""]
+    for check in sc.checks:
+        lines.append(f"{'ok  ' if check.passed else 'FAIL'} {check.description}")
+        if not check.passed:
+            lines += [f"     expected: {check.expected}", f"     observed: {check.observed}"]
+    lines += ["", "cites: " + "; ".join(sc.cites)]
+    return "\n".join(lines)
+
+
+def to_element(run: results.RunResult) -> ET.Element:
+    overall = score.tally(run.scenarios)
+    total_time = sum(sc.duration_s for sc in run.scenarios)
+    suite = ET.Element(
+        "testsuite",
+        name=f"vck {run.metadata.implementation}",
+        tests=str(overall.total),
+        failures=str(overall.failed),
+        errors=str(overall.error),
+        skipped=str(overall.not_claimed),
+        time=f"{total_time:.3f}",
+        timestamp=run.metadata.started_at,
+    )
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("implementation", run.metadata.implementation), ("backend", run.metadata.backend), ("certified", str(score.certified(run)).lower())):
+        ET.SubElement(props, "property", name=key, value=value)
+    for sc in run.scenarios:
+        case = ET.SubElement(suite, "testcase", classname=sc.suite, name=f"[{sc.level.value}] {sc.id}: {sc.title}", time=f"{sc.duration_s:.3f}", file=sc.path)
+        if sc.status is results.Status.FAILED:
+            ET.SubElement(case, "failure", message=sc.reason[:500], type="ScenarioFailed").text = _checks_text(sc)
+        elif sc.status is results.Status.ERROR:
+            ET.SubElement(case, "error", message=sc.reason[:500], type="KitError").text = _checks_text(sc)
+        elif sc.status is results.Status.NOT_CLAIMED:
+            ET.SubElement(case, "skipped", message=f"not claimed: {', '.join(sc.missing_capabilities)}")
+    return suite
+
+
+def write(run: results.RunResult, path: pathlib.Path) -> None:
+    tree = ET.ElementTree(ET.Element("testsuites"))
+    tree.getroot().append(to_element(run))
+    ET.indent(tree)
+    tree.write(path, encoding="utf-8", xml_declaration=True)

@@ -1,0 +1,109 @@
+"""The one result tree every report format is written from.
+
+A run holds scenario results; each carries its verdict, the checks that decided it (expected versus
+observed), and the timeline the observer recorded, so a reader can see exactly why it failed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+
+class Status(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    # The implementation does not claim a capability the scenario requires: reported, never scored.
+    NOT_CLAIMED = "not-claimed"
+    # The kit or the cluster failed: never counted against the implementation, always explained.
+    ERROR = "error"
+
+
+class Level(str, enum.Enum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+
+
+# How much a scenario of each level weighs in a score.
+LEVEL_WEIGHT = {Level.MUST: 3, Level.SHOULD: 1}
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One expectation or waiting step, judged."""
+
+    description: str
+    passed: bool
+    expected: str
+    observed: str
+    # Seconds since the scenario started when the verdict was reached.
+    at_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class TimelineEntry:
+    """One observed change: a watch event, reduced to what a reader needs."""
+
+    t_s: float
+    event: str  # ADDED | MODIFIED | DELETED | STEP
+    kind: str
+    namespace: str
+    name: str
+    # Kind-specific essentials: phase, node, reason, message, conditions...
+    summary: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class ScenarioResult:
+    id: str
+    suite: str
+    title: str
+    level: Level
+    cites: tuple[str, ...]
+    requires: tuple[str, ...]
+    path: str
+    status: Status
+    # One line: why it passed, failed, was not claimed, or errored.
+    reason: str
+    duration_s: float
+    checks: tuple[Check, ...] = ()
+    timeline: tuple[TimelineEntry, ...] = ()
+    missing_capabilities: tuple[str, ...] = ()
+    # Named figures a scenario reports (for example fragmentation with a plugin on and off).
+    figures: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunMetadata:
+    run_id: str
+    implementation: str
+    backend: str
+    # Component versions: kit, kubernetes, etcd, kwok, the implementation's own.
+    versions: dict[str, str]
+    started_at: str  # RFC 3339
+    wall_time_s: float
+    time_scale: float
+    command: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Tally:
+    passed: int = 0
+    failed: int = 0
+    not_claimed: int = 0
+    error: int = 0
+    # Weighted score over claimed, judged scenarios (passed + failed), 0..1; None when none.
+    score: float | None = None
+    must_passed: int = 0
+    must_claimed: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.not_claimed + self.error
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    metadata: RunMetadata
+    scenarios: tuple[ScenarioResult, ...]

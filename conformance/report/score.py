@@ -1,0 +1,48 @@
+"""Scoring: per suite and overall, MUST weighted over SHOULD; `certified` when every claimed MUST passed."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from conformance.report import results
+
+
+def tally(scenarios: Iterable[results.ScenarioResult]) -> results.Tally:
+    counts = {s: 0 for s in results.Status}
+    weight_passed = weight_judged = 0
+    must_passed = must_claimed = 0
+    for sc in scenarios:
+        counts[sc.status] += 1
+        weight = results.LEVEL_WEIGHT[sc.level]
+        if sc.status in (results.Status.PASSED, results.Status.FAILED):
+            weight_judged += weight
+            if sc.status is results.Status.PASSED:
+                weight_passed += weight
+        if sc.level is results.Level.MUST and sc.status is not results.Status.NOT_CLAIMED:
+            must_claimed += 1
+            must_passed += sc.status is results.Status.PASSED
+    return results.Tally(
+        passed=counts[results.Status.PASSED],
+        failed=counts[results.Status.FAILED],
+        not_claimed=counts[results.Status.NOT_CLAIMED],
+        error=counts[results.Status.ERROR],
+        score=(weight_passed / weight_judged) if weight_judged else None,
+        must_passed=must_passed,
+        must_claimed=must_claimed,
+    )
+
+
+def by_suite(run: results.RunResult) -> dict[str, results.Tally]:
+    suites: dict[str, list[results.ScenarioResult]] = {}
+    for sc in run.scenarios:
+        suites.setdefault(sc.suite, []).append(sc)
+    return {name: tally(items) for name, items in sorted(suites.items())}
+
+
+def certified(run: results.RunResult) -> bool:
+    """Every claimed MUST scenario passed (an error is not a pass), and at least one was judged.
+
+    An empty run, or one where nothing was claimed, is never certified.
+    """
+    overall = tally(run.scenarios)
+    return overall.must_claimed > 0 and overall.must_passed == overall.must_claimed

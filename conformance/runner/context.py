@@ -1,0 +1,79 @@
+"""What a process running scenarios holds: the cluster, the implementation, and the nodes it shaped."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import time
+from typing import Any, Sequence
+
+import kubernetes
+
+from conformance.cluster import base, kube, nodes, resources
+from conformance.impl import base as impl_base
+
+NAMESPACE_TIMEOUT_S = 120.0
+NODES_TIMEOUT_S = 60.0
+NODE = resources.lookup("Node")
+
+
+@dataclasses.dataclass
+class RunContext:
+    cluster: base.ClusterHandle
+    implementation: impl_base.Implementation
+    time_scale: float = 1.0
+    # Whether the backend lets the kit shape nodes (kwok nodes on the embedded cluster).
+    shapes_nodes: bool = True
+    api: kubernetes.client.ApiClient = dataclasses.field(init=False)
+    client: resources.Client = dataclasses.field(init=False)
+    _node_key: Any = None
+
+    def __post_init__(self) -> None:
+        self.api = kube.client(self.cluster.kubeconfig, self.cluster.context)
+        self.client = resources.Client(self.api)
+
+    def prepare_nodes(self, groups: Sequence[nodes.NodeGroup]) -> None:
+        """Make the cluster's kwok nodes exactly the scenario's: keep equal ones, replace the rest."""
+        if not self.shapes_nodes:
+            return
+        desired = {m["metadata"]["name"]: m for m in nodes.kwok_nodes(groups)}
+        key = tuple(sorted((n, repr(m)) for n, m in desired.items()))
+        if key == self._node_key:
+            return
+        deleted = set()
+        for node in self.client.core.list_node().items:
+            annotations = node.metadata.annotations or {}
+            if annotations.get(nodes.KWOK_NODE_ANNOTATION) != "fake":
+                continue
+            want = desired.get(node.metadata.name)
+            if want is None or not _same_node(self.api.sanitize_for_serialization(node), want):
+                self.client.delete(NODE, node.metadata.name, None)
+                deleted.add(node.metadata.name)
+        if deleted:
+            kube.watch_until(self.client.core.list_node, lambda s: not deleted & set(s), NODES_TIMEOUT_S, f"nodes {sorted(deleted)} to be removed")
+        kube.create_nodes(self.api, desired.values())
+        kube.wait_nodes_ready(self.api, list(desired), NODES_TIMEOUT_S)
+        self._node_key = key
+
+    def new_namespace(self, scenario_id: str) -> str:
+        name = f"{scenario_id[:50].rstrip('-')}-{secrets.token_hex(3)}"
+        self.client.core.create_namespace({"metadata": {"name": name, "labels": {"conformance.vck.io/scenario": scenario_id[:63].rstrip("-")}}})
+        kube.wait_service_account(self.api, name, NAMESPACE_TIMEOUT_S)
+        return name
+
+    def delete_namespace(self, name: str) -> None:
+        """Delete and wait until it is gone, so no pod of this scenario holds resources in the next."""
+        self.client.delete(resources.lookup("Namespace"), name, None)
+        kube.watch_until(self.client.core.list_namespace, lambda s: name not in s, NAMESPACE_TIMEOUT_S, f"namespace {name} to be deleted")
+
+
+def _same_node(current: dict[str, Any], want: dict[str, Any]) -> bool:
+    labels = (current.get("metadata") or {}).get("labels") or {}
+    status = current.get("status") or {}
+    spec = current.get("spec") or {}
+    return (
+        all(labels.get(k) == v for k, v in want["metadata"]["labels"].items())
+        and status.get("allocatable") == want["status"]["allocatable"]
+        and (spec.get("taints") or []) == (want["spec"].get("taints") or [])
+        and not spec.get("unschedulable")
+    )

@@ -1,0 +1,101 @@
+"""One scenario from start to verdict: shape the nodes, start the implementation, observe, act, judge.
+
+Any failure of the kit or the cluster is an error (explained, never counted against the
+implementation); a step the implementation made impossible, a failed expectation or a crashed
+implementation process is a failure.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+
+import kubernetes
+
+from conformance.cluster import resources
+from conformance.expect import judge
+from conformance.observe import recorder
+from conformance.report import results
+from conformance.runner import context, steps
+from conformance.scenario import models
+
+log = logging.getLogger(__name__)
+# Every scenario sees these kinds; more could be added per scenario.
+OBSERVED_KINDS = ("Pod", "PodGroup", "Job", "Queue", "Node", "Event", "Service", "ConfigMap", "Secret", "NetworkPolicy", "Command")
+
+
+def _result(sc: models.Scenario, status: results.Status, reason: str, started: float, **extra: object) -> results.ScenarioResult:
+    return results.ScenarioResult(
+        id=sc.id,
+        suite=sc.suite,
+        title=sc.title,
+        level=sc.level,
+        cites=tuple(str(c) for c in sc.cites),
+        requires=tuple(sorted(sc.capabilities())),
+        path=str(sc.path),
+        status=status,
+        reason=reason,
+        duration_s=round(time.monotonic() - started, 3),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
+    started = time.monotonic()
+    missing = sorted(sc.capabilities() - ctx.implementation.capabilities())
+    if missing:
+        return _result(sc, results.Status.NOT_CLAIMED, f"not claimed by {ctx.implementation.name}: {', '.join(missing)}", started, missing_capabilities=tuple(missing))
+    try:
+        ctx.prepare_nodes(sc.nodes)
+        ctx.implementation.ensure(ctx.cluster, sc.scheduler)
+        namespace = ctx.new_namespace(sc.id)
+    except Exception as err:
+        log.debug("setup of %s failed", sc.id, exc_info=True)
+        return _result(sc, results.Status.ERROR, f"the kit could not prepare the scenario: {err.__class__.__name__}: {err}", started)
+    rec = recorder.Recorder(ctx.client, namespace, [resources.lookup(k) for k in OBSERVED_KINDS])
+    step_ctx = steps.StepContext(ctx.client, namespace, rec, ctx.time_scale)
+    checks: list[results.Check] = []
+    status, reason = results.Status.PASSED, ""
+    try:
+        rec.start()
+        for manifest in sc.setup:
+            steps.apply(step_ctx, manifest, None, "setup")
+        try:
+            for step in sc.steps:
+                check = steps.run(step_ctx, step)
+                if check is not None:
+                    checks.append(check)
+            for exp in sc.expect:
+                checks.append(judge.expectation(rec, exp, ctx.time_scale))
+        except steps.StepFailed as err:
+            if err.check is not None:
+                checks.append(err.check)
+            status, reason = results.Status.FAILED, str(err)
+        crashed = ctx.implementation.health()
+        failed = [c for c in checks if not c.passed]
+        if crashed:
+            status, reason = results.Status.FAILED, f"the implementation crashed: {crashed}"
+        elif status is results.Status.PASSED and failed:
+            status = results.Status.FAILED
+            reason = f"{len(failed)} of {len(checks)} checks failed; first: {failed[0].description}: expected {failed[0].expected}; observed {failed[0].observed}"
+        elif status is results.Status.PASSED and not checks:
+            status, reason = results.Status.ERROR, "the scenario judged nothing (no wait, expectation or rejection check)"
+        elif status is results.Status.PASSED:
+            reason = f"all {len(checks)} checks passed"
+    except kubernetes.client.ApiException as err:
+        status, reason = results.Status.ERROR, f"the API failed the kit: HTTP {err.status} {err.reason}: {str(err.body)[:300]}"
+    except Exception as err:
+        log.debug("scenario %s errored", sc.id, exc_info=True)
+        status, reason = results.Status.ERROR, f"the kit failed: {err.__class__.__name__}: {err}\n{traceback.format_exc(limit=3)}"
+    finally:
+        rec.stop()
+        timeline = rec.timeline()
+        try:
+            ctx.delete_namespace(namespace)
+            for kind, name in step_ctx.created_cluster_objects:
+                ctx.client.delete(kind, name, None)
+        except Exception as err:
+            if status is not results.Status.ERROR:
+                log.warning("cleanup after %s failed: %s", sc.id, err)
+    return _result(sc, status, reason, started, checks=tuple(checks), timeline=timeline)

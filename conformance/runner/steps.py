@@ -1,0 +1,217 @@
+"""Steps: what a scenario does to the cluster. Each returns a Check when it judged something."""
+
+from __future__ import annotations
+
+import calendar
+import copy
+import dataclasses
+import json
+import math
+import re
+import time
+from typing import Any, Mapping
+
+import kubernetes
+
+from conformance.cluster import resources
+from conformance.expect import judge, predicates, select
+from conformance.observe import recorder
+from conformance.report import results
+from conformance.scenario import durations, models
+
+
+class StepFailed(Exception):
+    """The implementation made a step impossible (a wait timed out, the API refused an object):
+    the scenario fails with this as its reason."""
+
+    def __init__(self, message: str, check: results.Check | None = None) -> None:
+        super().__init__(message)
+        self.check = check
+
+
+@dataclasses.dataclass
+class StepContext:
+    client: resources.Client
+    namespace: str
+    rec: recorder.Recorder
+    time_scale: float
+    # Cluster-scoped objects the scenario created, deleted after it.
+    created_cluster_objects: list[tuple[resources.Kind, str]] = dataclasses.field(default_factory=list)
+
+
+def _namespaced(ctx: StepContext, manifest: Mapping[str, Any]) -> tuple[resources.Kind, dict[str, Any]]:
+    kind = resources.of(manifest)
+    body = copy.deepcopy(dict(manifest))
+    if kind.namespaced:
+        body.setdefault("metadata", {})["namespace"] = ctx.namespace
+    return kind, body
+
+
+def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str | None, label: str) -> results.Check | None:
+    kind, body = _namespaced(ctx, manifest)
+    name = body["metadata"]["name"]
+    try:
+        ctx.client.create(kind, body, ctx.namespace if kind.namespaced else None)
+    except kubernetes.client.ApiException as err:
+        message = _api_message(err)
+        if expect_rejection is None:
+            raise StepFailed(f"the API refused {kind.kind} {name}: HTTP {err.status}: {message}") from err
+        ok = re.search(expect_rejection, message) is not None
+        return results.Check(label, ok, f"{kind.kind} {name} refused with a message matching {expect_rejection!r}", f"refused: {message}", ctx.rec.now())
+    if not kind.namespaced:
+        ctx.created_cluster_objects.append((kind, name))
+    if expect_rejection is not None:
+        ctx.client.delete(kind, name, ctx.namespace if kind.namespaced else None)
+        return results.Check(label, False, f"{kind.kind} {name} refused with a message matching {expect_rejection!r}", "the API accepted it", ctx.rec.now())
+    return None
+
+
+def _api_message(err: kubernetes.client.ApiException) -> str:
+    try:
+        return str(json.loads(err.body).get("message", err.body))
+    except (TypeError, ValueError):
+        return str(err.body or err.reason)
+
+
+def _object_name(ctx: StepContext, ref: Mapping[str, Any]) -> tuple[resources.Kind, str]:
+    kind = resources.lookup(ref["kind"], ref.get("apiVersion"))
+    if "name" in ref:
+        return kind, ref["name"]
+    with ctx.rec.cond:
+        obj = select.resolve(ctx.rec.view(), ref)
+    if obj is None:
+        raise StepFailed(f"{select.describe_ref(ref)} does not exist")
+    return kind, obj["metadata"]["name"]
+
+
+def _selected_pods(ctx: StepContext, spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    with ctx.rec.cond:
+        pods = select.pods(ctx.rec.view(), spec.get("select"))
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    count = spec.get("count")
+    if count is not None:
+        if len(live) < count:
+            raise StepFailed(f"{count} pods matching {json.dumps(spec.get('select'))} were wanted, {len(live)} exist")
+        live = live[:count]
+    if not live:
+        raise StepFailed(f"no pod matches {json.dumps(spec.get('select'))}")
+    return live
+
+
+def _started_at(pod: Mapping[str, Any]) -> float | None:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    started = ((statuses[0].get("state") or {}).get("running") or {}).get("startedAt") if statuses else None
+    if not started:
+        return None
+    return float(calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def end_pods(ctx: StepContext, spec: Mapping[str, Any]) -> None:
+    """Annotate pods so the cluster's pod stages end them: `after` counts from now, not from start."""
+    delay = durations.parse(spec["after"]) * ctx.time_scale if "after" in spec else 0.0
+    for pod in _selected_pods(ctx, spec):
+        annotations = {"conformance.vck.io/end": spec["outcome"]}
+        if "exit_code" in spec:
+            annotations["conformance.vck.io/exit-code"] = str(spec["exit_code"])
+        started = _started_at(pod)
+        after = delay + (time.time() - started if started is not None else 0.0)
+        if after > 0:
+            annotations["conformance.vck.io/after"] = f"{math.ceil(after)}s"
+        ctx.client.patch(select.POD, pod["metadata"]["name"], ctx.namespace, {"metadata": {"annotations": annotations}})
+
+
+def run(ctx: StepContext, step: models.Step) -> results.Check | None:
+    label = step.label()
+    ctx.rec.mark(label, {"action": step.action})
+    spec = step.spec
+    if step.action == "apply":
+        return apply(ctx, spec, step.expect_rejection, label if step.describe else f"apply {spec['kind']} {spec['metadata']['name']}")
+    if step.action == "patch":
+        kind, name = _object_name(ctx, spec["object"])
+        ctx.client.patch(kind, name, ctx.namespace if kind.namespaced else None, spec["patch"])
+    elif step.action == "delete":
+        kind, name = _object_name(ctx, spec)
+        ctx.client.delete(kind, name, ctx.namespace if kind.namespaced else None)
+    elif step.action == "wait":
+        assert step.within_s is not None
+        check = judge.over_window(ctx.rec, spec, "within", step.within_s * ctx.time_scale, label if step.describe else f"wait for {predicates.expected_text(spec)}")
+        if not check.passed:
+            raise StepFailed(f"timed out waiting: {check.expected}; observed {check.observed}", check)
+        return check
+    elif step.action == "expect":
+        assert step.expectation is not None
+        return judge.expectation(ctx.rec, step.expectation, ctx.time_scale)
+    elif step.action == "end_pods":
+        end_pods(ctx, spec)
+    elif step.action == "evict_pods":
+        for pod in _selected_pods(ctx, spec):
+            name = pod["metadata"]["name"]
+            ctx.client.core.create_namespaced_pod_eviction(name, ctx.namespace, {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": ctx.namespace}})
+    elif step.action == "delete_pods":
+        for pod in _selected_pods(ctx, spec):
+            ctx.client.delete(select.POD, pod["metadata"]["name"], ctx.namespace)
+    elif step.action == "node":
+        _node(ctx, spec)
+    elif step.action == "scale":
+        _scale(ctx, spec)
+    elif step.action == "command":
+        _command(ctx, spec)
+    elif step.action == "pause":
+        _pause(ctx, float(spec) * ctx.time_scale)
+    return None
+
+
+def _node(ctx: StepContext, spec: Mapping[str, Any]) -> None:
+    node = resources.lookup("Node")
+    name, action = spec["name"], spec["action"]
+    if action in ("cordon", "uncordon"):
+        ctx.client.patch(node, name, None, {"spec": {"unschedulable": action == "cordon"}})
+    elif action == "taint":
+        current = ctx.client.get(node, name, None)
+        taints = list((current.get("spec") or {}).get("taints") or []) + [dict(spec["taint"])]
+        ctx.client.patch(node, name, None, {"spec": {"taints": taints}})
+    else:
+        ctx.client.delete(node, name, None)
+
+
+def _scale(ctx: StepContext, spec: Mapping[str, Any]) -> None:
+    job = resources.lookup("Job")
+    current = ctx.client.get(job, spec["job"], ctx.namespace)
+    tasks = current["spec"]["tasks"]
+    if not any(t.get("name") == spec["task"] for t in tasks):
+        raise StepFailed(f"job {spec['job']} has no task {spec['task']} (tasks: {[t.get('name') for t in tasks]})")
+    for task in tasks:
+        if task.get("name") == spec["task"]:
+            task["replicas"] = spec["replicas"]
+    ctx.client.patch(job, spec["job"], ctx.namespace, {"spec": {"tasks": tasks}})
+
+
+def _command(ctx: StepContext, spec: Mapping[str, Any]) -> None:
+    """A bus Command, as vcctl issues it: its target is the Job (or Queue) by owner reference."""
+    if "job" in spec:
+        target_kind = resources.lookup("Job")
+        target = ctx.client.get(target_kind, spec["job"], ctx.namespace)
+    else:
+        target_kind = resources.lookup("Queue")
+        target = ctx.client.get(target_kind, spec["queue"], None)
+    name = target["metadata"]["name"]
+    body = {
+        "apiVersion": "bus.volcano.sh/v1alpha1",
+        "kind": "Command",
+        "metadata": {
+            "generateName": f"{name}-{spec['action'].lower()}-",
+            "namespace": ctx.namespace,
+            "ownerReferences": [{"apiVersion": target_kind.api_version, "kind": target_kind.kind, "name": name, "uid": target["metadata"]["uid"], "controller": True}],
+        },
+        "action": spec["action"],
+        "target": {"apiVersion": target_kind.api_version, "kind": target_kind.kind, "name": name, "uid": target["metadata"]["uid"]},
+    }
+    ctx.client.create(resources.lookup("Command"), body, ctx.namespace)
+
+
+def _pause(ctx: StepContext, seconds: float) -> None:
+    """An explicit pause the scenario asks for (not synchronisation): the observer keeps recording."""
+    deadline = ctx.rec.now() + seconds
+    with ctx.rec.cond:
+        while (remaining := deadline - ctx.rec.now()) > 0:
+            ctx.rec.cond.wait(remaining)

@@ -1,0 +1,1 @@
+"""Scenarios as data: the YAML format, its JSON Schema, the typed model and the loader."""

@@ -1,0 +1,256 @@
+"""Loading scenarios: YAML with line numbers, the JSON Schema, then the typed model.
+
+Every problem in a file is reported (not only the first), each as
+`path/to/file.yaml:12: steps[2].wait.pods.count: expected an integer >= 0, got 'two'`.
+Bad input never produces a traceback: anything unexpected becomes a Problem naming the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import logging
+import pathlib
+from typing import IO, Any, Iterable, Sequence
+
+import jsonschema
+import yaml
+
+from conformance.scenario import models
+
+log = logging.getLogger(__name__)
+SCHEMA_PATH = pathlib.Path(__file__).with_name("scenario.schema.json")
+Path = tuple[Any, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    file: str
+    path: str  # inside the document: steps[2].wait.pods.count ("" for the whole document)
+    line: int  # 1-based; 0 when unknown
+    message: str
+    column: int = 0
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class ScenarioError(Exception):
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+@functools.lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+@functools.lru_cache(maxsize=1)
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema())
+
+
+def format_path(path: Iterable[Any]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+# --- YAML with positions --------------------------------------------------------------------------
+class _Positions:
+    """Line and column of every node, by its path in the document."""
+
+    def __init__(self) -> None:
+        self.at: dict[Path, tuple[int, int]] = {}
+        self.duplicates: list[tuple[Path, str, int]] = []
+
+    def line(self, path: Sequence[Any]) -> tuple[int, int]:
+        path = tuple(path)
+        while path and path not in self.at:
+            path = path[:-1]
+        return self.at.get(path, (1, 1))
+
+
+def _walk(node: yaml.Node, path: Path, pos: _Positions) -> None:
+    pos.at[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key in seen:
+                pos.duplicates.append((path, key, key_node.start_mark.line + 1))
+            seen.add(key)
+            pos.at[(*path, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            _walk(value_node, (*path, key), pos)
+            pos.at[(*path, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, (*path, i), pos)
+
+
+def _parse(text: str, name: str) -> tuple[Any, _Positions]:
+    try:
+        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark else 0
+        raise ScenarioError([Problem(name, "", line, f"not valid YAML: {err.problem or err}")]) from None
+    except yaml.YAMLError as err:
+        raise ScenarioError([Problem(name, "", 0, f"not valid YAML: {err}")]) from None
+    if not nodes:
+        raise ScenarioError([Problem(name, "", 1, "the file is empty; a scenario is a YAML mapping with id, suite, title, level, cites and steps")])
+    if len(nodes) > 1:
+        raise ScenarioError([Problem(name, "", nodes[1].start_mark.line + 1, "holds more than one YAML document; put one scenario per file")])
+    pos = _Positions()
+    _walk(nodes[0], (), pos)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as err:  # e.g. an unhashable key, which compose accepts
+        raise ScenarioError([Problem(name, "", 0, f"not valid YAML: {err}")]) from None
+    return doc, pos
+
+
+# --- schema messages --------------------------------------------------------------------------------
+def _got(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _keys_of(schema_part: dict[str, Any]) -> list[str]:
+    keys = []
+    for alt in schema_part.get("oneOf", []):
+        keys += alt.get("required", [])[:1]
+    return keys
+
+
+def _message(err: jsonschema.ValidationError) -> tuple[list[Any], str]:
+    """A readable message for one schema error, and the path it belongs at."""
+    path = list(err.absolute_path)
+    validator, value, sch = err.validator, err.instance, err.schema
+    if validator == "oneOf":
+        keys = _keys_of(sch)
+        if keys and isinstance(value, dict):
+            present = [k for k in keys if k in value]
+            if len(present) == 1 and err.context:
+                # Descend into the alternative the author meant and report its first problem.
+                relevant = [e for e in err.context if list(e.schema_path)[:1] == [keys.index(present[0])]]
+                if relevant:
+                    inner = min(relevant, key=lambda e: len(list(e.absolute_path)))
+                    inner_path, inner_msg = _message(inner)
+                    return inner_path, inner_msg
+            got = ", ".join(sorted(map(str, value))) or "nothing"
+            return path, f"expected exactly one of: {', '.join(keys)} (got: {got})"
+        if sch.get("description"):
+            return path, f"expected {sch['description']}, got {_got(value)}"
+        if err.context:
+            best = jsonschema.exceptions.best_match(err.context)
+            return _message(best)
+        return path, f"{_got(value)} matches none of the allowed forms"
+    if validator == "required":
+        # jsonschema reports each missing key as its own error: "'title' is a required property".
+        key = err.message.split("'")[1] if err.message.count("'") >= 2 else err.message
+        return path, f"missing required key {key!r}"
+    if validator == "additionalProperties":
+        allowed = sorted((sch.get("properties") or {}).keys())
+        extra = sorted(set(value) - set(allowed)) if isinstance(value, dict) else []
+        return path + extra[:1], f"unknown key {extra[0]!r}; expected one of: {', '.join(allowed)}" if extra else err.message
+    if validator == "type":
+        wanted = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
+        article = "an" if wanted[0] in "aeiou" else "a"
+        extra = f" >= {sch['minimum']}" if "minimum" in sch else ""
+        return path, f"expected {article} {wanted}{extra}, got {_got(value)}"
+    if validator == "pattern":
+        if "(ms|s|m|h)" in err.validator_value:
+            return path, f"expected a duration such as 30s, 500ms, 2m or 1.5h, got {_got(value)}"
+        return path, f"{_got(value)} does not have the expected form ({sch.get('description') or err.validator_value})"
+    if validator == "enum":
+        return path, f"expected one of {', '.join(map(str, err.validator_value))}, got {_got(value)}"
+    if validator in ("minimum", "maximum"):
+        return path, f"expected a number {'>=' if validator == 'minimum' else '<='} {err.validator_value}, got {_got(value)}"
+    if validator in ("minItems", "minLength", "minProperties"):
+        return path, f"must not be empty (got {_got(value)})"
+    return path, err.message
+
+
+def _schema_problems(doc: Any, pos: _Positions, name: str) -> list[Problem]:
+    problems = []
+    for err in sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+        path, message = _message(err)
+        line, column = pos.line(path)
+        problem = Problem(name, format_path(path), line, message, column)
+        if problem not in problems:
+            problems.append(problem)
+    return problems
+
+
+# --- loading ------------------------------------------------------------------------------------------
+def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> models.Scenario:
+    """The scenario in `stream`; ScenarioError listing every problem found."""
+    try:
+        raw = stream.read()
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as err:
+        raise ScenarioError([Problem(name, "", 0, f"not UTF-8 text: {err}")]) from None
+    doc, pos = _parse(text, name)
+    problems = [Problem(name, format_path(p), line, f"duplicate key {key!r} (YAML keeps only the last)") for p, key, line in pos.duplicates]
+    if not isinstance(doc, dict):
+        raise ScenarioError([*problems, Problem(name, "", 1, f"expected a mapping with id, suite, title, level, cites and steps, got {type(doc).__name__}")])
+    problems += _schema_problems(doc, pos, name)
+    if not problems and folder_suite is not None and doc.get("suite") != folder_suite:
+        problems.append(Problem(name, "suite", pos.line(("suite",))[0], f"the suite is {doc.get('suite')!r} but the file is in the folder of suite {folder_suite!r}; make them equal"))
+    if problems:
+        raise ScenarioError(problems)
+    try:
+        return models.from_document(doc, pathlib.Path(name))
+    except (ValueError, KeyError, TypeError) as err:
+        raise ScenarioError([Problem(name, "", 0, str(err))]) from None
+
+
+def _folder_suite(path: pathlib.Path) -> str | None:
+    """`scenarios/<suite>/file.yaml` says its suite by its folder."""
+    return path.parent.name if path.parent.parent.name == "scenarios" else None
+
+
+def load_file(path: pathlib.Path) -> models.Scenario:
+    try:
+        with open(path, "rb") as stream:
+            return load_stream(stream, str(path), _folder_suite(path.resolve()))
+    except ScenarioError:
+        raise
+    except OSError as err:
+        raise ScenarioError([Problem(str(path), "", 0, f"cannot read: {err.strerror}")]) from None
+    except Exception as err:  # never a traceback for bad input
+        log.debug("loading %s failed", path, exc_info=True)
+        raise ScenarioError([Problem(str(path), "", 0, f"could not be loaded: {err.__class__.__name__}: {err}")]) from None
+
+
+def scenario_files(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
+    files: list[pathlib.Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        else:
+            files.append(path)
+    return files
+
+
+def load_tree(paths: Sequence[pathlib.Path]) -> tuple[list[models.Scenario], list[Problem]]:
+    """Every scenario under `paths`, and every problem (bad files, ids used twice)."""
+    found: list[models.Scenario] = []
+    problems: list[Problem] = []
+    for path in scenario_files(paths):
+        try:
+            found.append(load_file(path))
+        except ScenarioError as err:
+            problems += err.problems
+    by_id: dict[str, models.Scenario] = {}
+    for sc in found:
+        if sc.id in by_id:
+            problems.append(Problem(str(sc.path), "id", 0, f"id {sc.id!r} is used by {by_id[sc.id].path} too; ids must be unique"))
+        else:
+            by_id[sc.id] = sc
+    return found, problems

@@ -1,0 +1,193 @@
+"""The typed scenario model, built from a document that already passed the JSON Schema.
+
+Steps and predicates keep their spec as the YAML mapping (the schema fixed its shape); the modules
+that act on them (`conformance.steps`, `conformance.expect`) read them by the documented keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from typing import Any, Mapping
+
+from conformance.cluster import nodes
+from conformance.report import results
+from conformance.scenario import durations
+
+PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "ratio")
+TIMELINE_KINDS = ("sequence", "order")
+STEP_ACTIONS = ("apply", "patch", "delete", "wait", "end_pods", "evict_pods", "delete_pods", "node", "scale", "command", "pause", "expect")
+DEFAULT_WITHIN_S = 30.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Cite:
+    kind: str  # seed | doc | source | issue
+    ref: str
+    section: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.kind}: {self.ref}"
+        return f"{text} §{self.section}" if self.section else text
+
+
+@dataclasses.dataclass(frozen=True)
+class Predicate:
+    """A statement about the cluster's state at one moment (see PREDICATE_KINDS)."""
+
+    kind: str
+    spec: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Expectation:
+    """A predicate judged over a window (within | never | throughout), or a check of the timeline."""
+
+    mode: str  # within | never | throughout | timeline
+    window_s: float
+    describe: str
+    predicate: Predicate | None = None
+    # For mode "timeline": sequence or order, with its spec.
+    timeline_kind: str = ""
+    timeline_spec: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def label(self) -> str:
+        if self.describe:
+            return self.describe
+        if self.predicate is not None:
+            return f"{self.predicate.kind} {self.mode} {self.window_s:g}s: {json.dumps(self.predicate.spec, sort_keys=True)}"
+        return f"{self.timeline_kind}: {json.dumps(self.timeline_spec, sort_keys=True)}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    action: str
+    spec: Any
+    describe: str = ""
+    # wait: how long to wait; apply: whether the API must refuse it, and with what message.
+    within_s: float | None = None
+    expect_rejection: str | None = None
+    expectation: Expectation | None = None
+
+    def label(self) -> str:
+        return self.describe or f"{self.action}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    id: str
+    suite: str
+    title: str
+    level: results.Level
+    cites: tuple[Cite, ...]
+    requires: tuple[str, ...]
+    nodes: tuple[nodes.NodeGroup, ...]
+    # volcano-scheduler.conf as a mapping; None: the implementation's default configuration.
+    scheduler: Mapping[str, Any] | None
+    setup: tuple[Mapping[str, Any], ...]
+    steps: tuple[Step, ...]
+    expect: tuple[Expectation, ...]
+    path: pathlib.Path
+    description: str = ""
+    default_within_s: float = DEFAULT_WITHIN_S
+
+    def scheduler_conf_names(self) -> tuple[list[str], list[str]]:
+        """The actions and plugin names the scheduler conf uses."""
+        if not self.scheduler:
+            return [], []
+        actions = [a.strip() for a in str(self.scheduler.get("actions", "")).split(",") if a.strip()]
+        plugins = [p["name"] for tier in self.scheduler.get("tiers") or [] for p in tier.get("plugins") or [] if isinstance(p, Mapping) and "name" in p]
+        return actions, plugins
+
+    def capabilities(self) -> frozenset[str]:
+        """What an implementation must claim to be judged: `requires`, and every action and plugin
+        the scenario's scheduler conf names."""
+        actions, plugins = self.scheduler_conf_names()
+        return frozenset(self.requires) | {f"action:{a}" for a in actions} | {f"plugin:{p}" for p in plugins}
+
+    def scheduler_key(self) -> str:
+        """Equal for scenarios that can share one running implementation."""
+        return json.dumps(self.scheduler, sort_keys=True) if self.scheduler else ""
+
+
+def _cite(doc: Mapping[str, Any]) -> Cite:
+    for kind in ("seed", "doc", "source", "issue"):
+        if kind in doc:
+            return Cite(kind, str(doc[kind]), str(doc.get("section", "")))
+    raise ValueError(f"a cite needs one of seed, doc, source or issue, got {sorted(doc)}")
+
+
+def _node_group(doc: Mapping[str, Any]) -> nodes.NodeGroup:
+    taints = tuple(nodes.Taint(t["key"], str(t.get("value", "")), t["effect"]) for t in doc.get("taints") or [])
+    return nodes.NodeGroup(
+        count=int(doc.get("count", 1)),
+        cpu=str(doc.get("cpu", nodes.DEFAULT_CPU)),
+        memory=str(doc.get("memory", nodes.DEFAULT_MEMORY)),
+        pods=int(doc.get("pods", nodes.DEFAULT_PODS)),
+        prefix=str(doc.get("prefix", nodes.DEFAULT_PREFIX)),
+        labels=tuple((str(k), str(v)) for k, v in (doc.get("labels") or {}).items()),
+        taints=taints,
+        extended=tuple((str(k), str(v)) for k, v in (doc.get("resources") or {}).items()),
+    )
+
+
+def _predicate_of(doc: Mapping[str, Any], kinds: tuple[str, ...]) -> tuple[str, Any]:
+    found = [k for k in kinds if k in doc]
+    if len(found) != 1:
+        raise ValueError(f"expected exactly one of {', '.join(kinds)}, got {sorted(doc)}")
+    return found[0], doc[found[0]]
+
+
+def expectation_from(doc: Mapping[str, Any], default_within_s: float) -> Expectation:
+    describe = str(doc.get("describe", ""))
+    if any(k in doc for k in TIMELINE_KINDS):
+        kind, spec = _predicate_of(doc, TIMELINE_KINDS)
+        return Expectation(mode="timeline", window_s=0.0, describe=describe, timeline_kind=kind, timeline_spec=spec)
+    kind, spec = _predicate_of(doc, PREDICATE_KINDS)
+    modes = [m for m in ("within", "never", "throughout") if m in doc]
+    if len(modes) > 1:
+        raise ValueError(f"an expectation takes one of within, never or throughout, got {modes}")
+    mode = modes[0] if modes else "within"
+    window = durations.parse(doc[mode]) if modes else default_within_s
+    return Expectation(mode=mode, window_s=window, describe=describe, predicate=Predicate(kind, spec))
+
+
+def step_from(doc: Mapping[str, Any], default_within_s: float) -> Step:
+    action, spec = _predicate_of(doc, STEP_ACTIONS)
+    describe = str(doc.get("describe", ""))
+    if action == "wait":
+        kind, pspec = _predicate_of(spec, PREDICATE_KINDS)
+        within = durations.parse(doc["within"]) if "within" in doc else default_within_s
+        return Step(action, Predicate(kind, pspec), describe, within_s=within)
+    if action == "expect":
+        return Step(action, spec, describe, expectation=expectation_from(spec, default_within_s))
+    if action == "pause":
+        return Step(action, durations.parse(spec), describe)
+    if action == "end_pods" and "after" in spec:
+        durations.parse(spec["after"])
+    return Step(action, spec, describe, expect_rejection=doc.get("expect_rejection"))
+
+
+def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
+    """The Scenario a schema-valid document describes; ValueError for what the schema cannot say."""
+    timeouts = doc.get("timeouts") or {}
+    default_within = durations.parse(timeouts["default_within"]) if "default_within" in timeouts else DEFAULT_WITHIN_S
+    cluster = doc.get("cluster") or {}
+    groups = tuple(_node_group(g) for g in cluster.get("nodes") or []) or nodes.parse(None)
+    return Scenario(
+        id=doc["id"],
+        suite=doc["suite"],
+        title=doc["title"],
+        level=results.Level(doc["level"]),
+        cites=tuple(_cite(c) for c in doc["cites"]),
+        requires=tuple(doc.get("requires") or ()),
+        nodes=groups,
+        scheduler=doc.get("scheduler"),
+        setup=tuple(doc.get("setup") or ()),
+        steps=tuple(step_from(s, default_within) for s in doc.get("steps") or ()),
+        expect=tuple(expectation_from(e, default_within) for e in doc.get("expect") or ()),
+        path=path,
+        description=str(doc.get("description", "")),
+        default_within_s=default_within,
+    )

@@ -1,0 +1,72 @@
+"""One process's share of a run: its cluster and implementation, started on first use and stopped
+once at the end. pytest's plugin and fixtures both use it, so a process never runs two clusters."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from conformance.cluster import base, nodes, registry
+from conformance.impl import base as impl_base
+from conformance.impl import registry as impl_registry
+from conformance.runner import context
+
+
+@dataclasses.dataclass
+class SessionOptions:
+    backend: str = "embedded"
+    implementation: str = "reference"
+    kubeconfig: str | None = None
+    kube_context: str | None = None
+    cluster_name: str | None = None
+    nodes: str | None = None
+    time_scale: float = 1.0
+    worker: str = "main"
+
+    def validate(self) -> list[str]:
+        problems = []
+        if self.backend not in registry.BACKENDS:
+            problems.append(f"backend {self.backend!r}: use one of {', '.join(registry.BACKENDS)}")
+        if self.time_scale <= 0:
+            problems.append(f"time scale {self.time_scale}: must be greater than 0")
+        if self.backend == "existing" and not (self.kubeconfig or os.environ.get("KUBECONFIG")):
+            problems.append("the existing backend needs --vck-kubeconfig (or KUBECONFIG)")
+        return problems
+
+
+class Session:
+    def __init__(self, options: SessionOptions) -> None:
+        self.options = options
+        self._backend: base.ClusterBackend | None = None
+        self._cluster: base.ClusterHandle | None = None
+        self._implementation: impl_base.Implementation | None = None
+        self._context: context.RunContext | None = None
+
+    def cluster(self) -> base.ClusterHandle:
+        if self._cluster is None:
+            opts = self.options
+            self._backend = registry.backend(opts.backend, kubeconfig=opts.kubeconfig, context=opts.kube_context)
+            name = opts.cluster_name or f"vck-{opts.worker}-{os.getpid()}"
+            self._cluster = self._backend.up(name, nodes.parse(opts.nodes))
+        return self._cluster
+
+    def implementation(self) -> impl_base.Implementation:
+        if self._implementation is None:
+            self._implementation = impl_registry.implementation(self.options.implementation)
+        return self._implementation
+
+    def context(self) -> context.RunContext:
+        if self._context is None:
+            self._context = context.RunContext(
+                self.cluster(), self.implementation(), time_scale=self.options.time_scale, shapes_nodes=self.options.backend == "embedded"
+            )
+        return self._context
+
+    def close(self) -> None:
+        try:
+            if self._implementation is not None:
+                self._implementation.stop()
+        finally:
+            if self._cluster is not None and self._backend is not None and self._cluster.owned and not self._cluster.reused:
+                self._backend.down(self._cluster.name)
+            self._cluster = None
+            self._context = None

@@ -1,0 +1,152 @@
+"""Predicates and windows judged on in-memory states (the recorder's View), no cluster needed."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from conformance.cluster import resources
+from conformance.expect import judge, predicates, select
+from conformance.observe import recorder
+from conformance.scenario import models
+
+POD = resources.lookup("Pod")
+PODGROUP = resources.lookup("PodGroup")
+NODE = resources.lookup("Node")
+EVENT = resources.lookup("Event")
+
+
+def pod(name: str, job: str, task: str = "worker", phase: str = "Pending", node: str | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "labels": {select.JOB_NAME_LABEL: job, select.TASK_LABEL: task}},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "env": [{"name": "VC_TASK_INDEX", "value": name[-1]}]}]},
+        "status": {"phase": phase},
+    }
+
+
+def view(*objs: tuple[resources.Kind, dict[str, Any]]) -> recorder.View:
+    table: dict[resources.Kind, dict[tuple[str, str], dict[str, Any]]] = {}
+    for kind, obj in objs:
+        table.setdefault(kind, {})[(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = obj
+    return recorder.View(table, 0.0)
+
+
+def pred(kind: str, **spec: Any) -> models.Predicate:
+    return models.Predicate(kind, spec)
+
+
+STATE = view(
+    (POD, pod("j-worker-0", "j", phase="Running", node="n0")),
+    (POD, pod("j-worker-1", "j", phase="Running", node="n1")),
+    (POD, pod("j-worker-2", "j")),
+    (POD, pod("other-0", "other", phase="Running", node="n0")),
+    (NODE, {"metadata": {"name": "n0", "labels": {"zone": "a"}}}),
+    (NODE, {"metadata": {"name": "n1", "labels": {"zone": "b"}}}),
+    (PODGROUP, {"metadata": {"name": "j-1234", "namespace": "ns", "ownerReferences": [{"kind": "Job", "name": "j"}]},
+                "status": {"phase": "Running", "conditions": [{"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources", "message": "1/3 tasks in gang unschedulable"}]}}),
+    (EVENT, {"metadata": {"name": "e1", "namespace": "ns"}, "involvedObject": {"kind": "PodGroup", "name": "j-1234"}, "reason": "Unschedulable", "type": "Warning", "message": "1/3 tasks in gang unschedulable"}),
+)
+
+
+@pytest.mark.parametrize(
+    ("predicate", "holds"),
+    [
+        (pred("pods", select={"job": "j"}, count=3), True),
+        (pred("pods", select={"job": "j"}, phase="Running", count=2), True),
+        (pred("pods", select={"job": "j"}, bound=True, count={"min": 3}), False),
+        (pred("pods", select={"job": "j"}, bound=False, count=1), True),
+        (pred("pods", select={"job": "j", "node": "n0"}, count=1), True),
+        (pred("pods", select={"names": ["j-worker-2"]}, phase="Pending", count=1), True),
+        (pred("phase", object={"kind": "PodGroup", "job": "j"}, **{"is": "Running"}), True),
+        (pred("phase", object={"kind": "PodGroup", "job": "missing"}, **{"is": "Running"}), False),
+        (pred("phase", object={"kind": "PodGroup", "name": "j-1234"}, **{"in": ["Pending", "Inqueue"]}), False),
+        (pred("condition", object={"kind": "PodGroup", "job": "j"}, type="Unschedulable", status="True", reason="NotEnoughResources", message=r"\d+/3 tasks"), True),
+        (pred("condition", object={"kind": "PodGroup", "job": "j"}, type="Unschedulable", reason="Other"), False),
+        (pred("event", object={"kind": "PodGroup", "job": "j"}, reason="Unschedulable", message="gang"), True),
+        (pred("event", reason="Scheduled"), False),
+        (pred("object", object={"kind": "Pod", "name": "j-worker-1"}, fields={"spec.containers[0].env[name=VC_TASK_INDEX].value": "1", "spec.nodeName": "n1"}), True),
+        (pred("object", object={"kind": "Pod", "name": "j-worker-1"}, fields={"spec.containers[name=main].env[name=VC_TASK_INDEX].value": "2"}), False),
+        (pred("object", object={"kind": "Pod", "name": "j-worker-1"}, fields={"spec.hostname": {"exists": False}, "metadata.name": {"matches": "^j-"}}), True),
+        (pred("object", object={"kind": "Pod", "name": "nope"}, exists=False), True),
+        (pred("placement", select={"job": "j"}, rule="distinct-nodes"), True),
+        (pred("placement", select={"job": "j"}, rule="same-node"), False),
+        (pred("placement", select={"job": "j"}, rule="same-label", label="zone"), False),
+        (pred("placement", select={"names": ["j-worker-0", "other-0"]}, rule="same-label", label="zone"), True),
+        (pred("ratio", numerator={"select": {"job": "j"}, "phase": "Running", "count": 0}, denominator={"select": {"job": "other"}, "count": 0}, value=2.0, tolerance=0.1), True),
+        (pred("ratio", numerator={"select": {"job": "j"}, "count": 0}, denominator={"select": {"job": "other"}, "count": 0}, value=2.0, tolerance=0.5), False),
+    ],
+)
+def test_predicates(predicate: models.Predicate, holds: bool) -> None:
+    outcome = predicates.evaluate(predicate, STATE)
+    assert outcome.holds is holds, outcome.observed
+    assert outcome.observed
+
+
+class FakeRecorder(recorder.Recorder):
+    """A recorder fed by the test instead of watches, with a controllable clock."""
+
+    def __init__(self) -> None:
+        self.clock_value = 0.0
+        super().__init__(client=None, namespace="ns", kinds=[POD], clock=lambda: self.clock_value)  # type: ignore[arg-type]
+
+    def feed(self, obj: dict[str, Any], at: float, event: str = "ADDED") -> None:
+        self.clock_value = at
+        obj = dict(obj, metadata={**obj["metadata"], "resourceVersion": str(at)})
+        self._apply(POD, event, obj)
+
+
+def test_within_passes_as_soon_as_it_holds_and_never_fails_at_the_first_violation() -> None:
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a", phase="Running", node="n0"), 1.0)
+    check = judge.over_window(rec, pred("pods", select={"job": "a"}, phase="Running", count=1), "within", 10, "runs")
+    assert check.passed and check.at_s == 1.0
+    never = judge.over_window(rec, pred("pods", select={"job": "a"}, bound=True, count={"min": 1}), "never", 10, "never bound")
+    assert not never.passed and "held at" in never.observed
+
+
+def test_never_passes_when_the_window_closes_without_it() -> None:
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a"), 0.0)
+
+    def advance() -> None:
+        with rec.cond:
+            rec.clock_value = 100.0
+            rec.cond.notify_all()
+
+    timer = threading.Timer(0.05, advance)
+    timer.start()
+    check = judge.over_window(rec, pred("pods", select={"job": "a"}, bound=True, count={"min": 1}), "never", 5, "never bound")
+    timer.join()
+    assert check.passed, check
+
+
+def test_within_fails_with_what_was_last_seen() -> None:
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a"), 0.0)
+    threading.Timer(0.05, lambda: rec.feed(pod("a-1", "a"), 100.0)).start()
+    check = judge.over_window(rec, pred("pods", select={"job": "a"}, phase="Running", count=2), "within", 5, "both run")
+    assert not check.passed
+    assert check.observed.startswith("not by 5s") and "Pending 2" in check.observed
+
+
+def test_sequence_and_order_on_history() -> None:
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a", task="first"), 1.0)
+    rec.feed(pod("a-0", "a", task="first", phase="Running", node="n0"), 2.0, "MODIFIED")
+    rec.feed(pod("a-1", "a", task="second"), 3.0)
+    rec.feed(pod("a-0", "a", task="first", phase="Succeeded", node="n0"), 4.0, "MODIFIED")
+    seq = models.Expectation(mode="timeline", window_s=0, describe="", timeline_kind="sequence", timeline_spec={"object": {"kind": "Pod", "name": "a-0"}, "phases": ["Pending", "Succeeded"]})
+    assert judge.timeline_check(rec, seq).passed
+    wrong = models.Expectation(mode="timeline", window_s=0, describe="", timeline_kind="sequence", timeline_spec={"object": {"kind": "Pod", "name": "a-0"}, "phases": ["Succeeded", "Running"]})
+    assert not judge.timeline_check(rec, wrong).passed
+    order = models.Expectation(mode="timeline", window_s=0, describe="", timeline_kind="order", timeline_spec={
+        "first": {"pods": {"select": {"task": "first"}, "phase": "Running", "count": 1}},
+        "then": {"pods": {"select": {"task": "second"}, "count": 1}}})
+    assert judge.timeline_check(rec, order).passed
+    reverse = models.Expectation(mode="timeline", window_s=0, describe="", timeline_kind="order", timeline_spec={
+        "first": {"pods": {"select": {"task": "second"}, "count": 1}},
+        "then": {"pods": {"select": {"task": "first"}, "phase": "Running", "count": 1}}})
+    result = judge.timeline_check(rec, reverse)
+    assert not result.passed and "second held at 2.0s" in result.observed

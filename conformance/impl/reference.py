@@ -75,7 +75,7 @@ class Reference:
             self._cluster = cluster
             self._install_crds(cluster)
         if self._controller is None or self._controller.exited():
-            self._controller = self._start("controller", ["-m", "reference_scheduler.controller", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME])
+            self._controller = self._start("controller", ["-m", "reference_scheduler.controllers", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME])
         conf = without(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF, self.broken)
         key = json.dumps(conf, sort_keys=True)
         if self._scheduler is not None and not self._scheduler.exited() and key == self._conf_key:

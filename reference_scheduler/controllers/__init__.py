@@ -1,0 +1,1 @@
+"""The reference controllers: the Volcano Job controller (and, later, queue and PodGroup)."""

@@ -1,0 +1,1 @@
+"""The Job controller. Upstream: pkg/controllers/job/."""

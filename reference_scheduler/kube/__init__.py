@@ -1,0 +1,1 @@
+"""Talking to the API server: kubeconfig, quantities, and watch-fed stores."""

@@ -1,0 +1,105 @@
+"""Watch-fed stores: the reference's only way of reading the cluster (no reads per pod or cycle).
+
+Each store lists once, then follows a watch from that resourceVersion, and lists again when the
+watch expires. Every change sets a shared `changed` event so the loops react promptly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Any, Callable
+
+import kubernetes
+
+log = logging.getLogger(__name__)
+Key = tuple[str, str]
+WATCH_TIMEOUT_S = 30
+
+
+class Store:
+    def __init__(self, name: str, lister: Callable[..., Any], changed: threading.Event) -> None:
+        self.name = name
+        self.lister = lister
+        self.changed = changed
+        self.lock = threading.Lock()
+        self.items: dict[Key, dict[str, Any]] = {}
+        self.synced = threading.Event()
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        threading.Thread(target=self._run, name=f"informer-{self.name}", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.items.values())
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        with self.lock:
+            return self.items.get((namespace, name))
+
+    def put(self, obj: dict[str, Any]) -> None:
+        """Record our own write at once, so the next cycle does not act on a stale copy."""
+        meta = obj["metadata"]
+        with self.lock:
+            current = self.items.get((meta.get("namespace", ""), meta["name"]))
+            if current is None or int(meta.get("resourceVersion", 0)) >= int(current["metadata"].get("resourceVersion", 0)):
+                self.items[(meta.get("namespace", ""), meta["name"])] = obj
+
+    def _apply(self, kind: str, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        with self.lock:
+            if kind == "DELETED":
+                self.items.pop(key, None)
+            else:
+                self.items[key] = obj
+        self.changed.set()
+
+    def _run(self) -> None:
+        version: str | None = None
+        while not self._stop.is_set():
+            try:
+                if version is None:
+                    data = json.loads(self.lister(_preload_content=False).data)
+                    with self.lock:
+                        self.items = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in data.get("items") or []}
+                    version = data["metadata"]["resourceVersion"]
+                    self.synced.set()
+                    self.changed.set()
+                watcher = kubernetes.watch.Watch()
+                for event in watcher.stream(self.lister, resource_version=version, timeout_seconds=WATCH_TIMEOUT_S, deserialize=False):
+                    obj = event.get("raw_object") or event["object"]
+                    if event["type"] == "ERROR":
+                        version = None
+                        break
+                    if event["type"] == "BOOKMARK":
+                        continue
+                    version = obj["metadata"]["resourceVersion"]
+                    self._apply(event["type"], obj)
+                    if self._stop.is_set():
+                        break
+            except Exception as err:  # an expired watch, a dropped connection: list again
+                log.debug("informer %s: %s; relisting", self.name, err)
+                version = None
+                self._stop.wait(0.5)
+
+
+def core_lister(api: kubernetes.client.ApiClient, plural: str) -> Callable[..., Any]:
+    core = kubernetes.client.CoreV1Api(api)
+    fn = {"pods": core.list_pod_for_all_namespaces, "nodes": core.list_node, "events": core.list_event_for_all_namespaces}[plural]
+    return fn
+
+
+def custom_lister(api: kubernetes.client.ApiClient, group: str, version: str, plural: str) -> Callable[..., Any]:
+    custom = kubernetes.client.CustomObjectsApi(api)
+
+    def lister(**kwargs: Any) -> Any:
+        return custom.list_cluster_custom_object(group, version, plural, **kwargs)
+
+    lister.__doc__ = custom.list_cluster_custom_object.__doc__
+    return lister

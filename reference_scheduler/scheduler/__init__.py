@@ -1,0 +1,1 @@
+"""The reference scheduler: Volcano's scheduling cycle (session, actions, plugins) in Python."""

@@ -1,0 +1,1 @@
+"""Scheduling actions, one per file. Upstream: pkg/scheduler/actions/."""

@@ -1,0 +1,1 @@
+"""The scheduler's in-memory model of one cycle: jobs, tasks, nodes, queues, resources."""

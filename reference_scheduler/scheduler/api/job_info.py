@@ -1,0 +1,200 @@
+"""Jobs (one per PodGroup) and their tasks (one per pod), with Volcano's task statuses.
+
+Upstream: pkg/scheduler/api/job_info.go, helpers.go (status sets, readiness counts).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+from reference_scheduler.scheduler.api import resource
+
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+TASK_SPEC_KEY = "volcano.sh/task-spec"
+
+
+class TaskStatus(str, enum.Enum):
+    PENDING = "Pending"
+    ALLOCATED = "Allocated"
+    PIPELINED = "Pipelined"
+    BINDING = "Binding"
+    BOUND = "Bound"
+    RUNNING = "Running"
+    RELEASING = "Releasing"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+ALLOCATED = {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED}
+SCHEDULED = {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED}
+COMPLETED = {TaskStatus.SUCCEEDED, TaskStatus.FAILED}
+READY = {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED}
+# Statuses whose resources a node is holding.
+OCCUPYING = {TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING, TaskStatus.PIPELINED}
+
+
+def status_of(pod: dict[str, Any]) -> TaskStatus:
+    """Upstream: getTaskStatus in pkg/scheduler/api/helpers.go."""
+    phase = (pod.get("status") or {}).get("phase") or "Pending"
+    bound = bool((pod.get("spec") or {}).get("nodeName"))
+    deleting = bool(pod["metadata"].get("deletionTimestamp"))
+    if phase == "Running":
+        return TaskStatus.RELEASING if deleting else TaskStatus.RUNNING
+    if phase == "Pending":
+        if deleting:
+            return TaskStatus.RELEASING
+        return TaskStatus.BOUND if bound else TaskStatus.PENDING
+    if phase == "Succeeded":
+        return TaskStatus.SUCCEEDED
+    if phase == "Failed":
+        return TaskStatus.FAILED
+    return TaskStatus.UNKNOWN
+
+
+@dataclasses.dataclass
+class TaskInfo:
+    uid: str
+    name: str
+    namespace: str
+    job: str
+    role: str
+    resreq: resource.Resource
+    status: TaskStatus
+    node_name: str
+    priority: int
+    pod: dict[str, Any]
+
+    @property
+    def best_effort(self) -> bool:
+        return self.resreq.is_empty()
+
+    @classmethod
+    def from_pod(cls, pod: dict[str, Any], job: str) -> TaskInfo:
+        meta = pod["metadata"]
+        annotations = meta.get("annotations") or {}
+        return cls(
+            uid=meta.get("uid") or f"{meta.get('namespace')}/{meta['name']}",
+            name=meta["name"],
+            namespace=meta.get("namespace", ""),
+            job=job,
+            role=annotations.get(TASK_SPEC_KEY) or (meta.get("labels") or {}).get(TASK_SPEC_KEY, ""),
+            resreq=resource.Resource.of_pod(pod),
+            status=status_of(pod),
+            node_name=(pod.get("spec") or {}).get("nodeName") or "",
+            priority=int((pod.get("spec") or {}).get("priority") or 0),
+            pod=pod,
+        )
+
+
+@dataclasses.dataclass
+class JobInfo:
+    uid: str  # namespace/podgroup-name
+    name: str
+    namespace: str
+    queue: str
+    min_available: int
+    min_task_member: dict[str, int]
+    podgroup: dict[str, Any]
+    priority: int = 0
+    creation: str = ""
+    tasks: dict[str, TaskInfo] = dataclasses.field(default_factory=dict)
+    # Why tasks could not be placed this cycle: task uid -> reasons by node.
+    fit_errors: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
+    job_fit_error: str = ""
+
+    @property
+    def phase(self) -> str:
+        return (self.podgroup.get("status") or {}).get("phase") or ""
+
+    @phase.setter
+    def phase(self, value: str) -> None:
+        self.podgroup.setdefault("status", {})["phase"] = value
+
+    def by_status(self, *statuses: TaskStatus) -> list[TaskInfo]:
+        wanted = set(statuses)
+        return [t for t in self.tasks.values() if t.status in wanted]
+
+    def count(self, statuses: set[TaskStatus]) -> int:
+        return sum(1 for t in self.tasks.values() if t.status in statuses)
+
+    def ready_task_num(self) -> int:
+        return self.count(READY)
+
+    def waiting_task_num(self) -> int:
+        return self.count({TaskStatus.PIPELINED})
+
+    def pending_best_effort_num(self) -> int:
+        return sum(1 for t in self.tasks.values() if t.status is TaskStatus.PENDING and t.best_effort)
+
+    def is_ready(self) -> bool:
+        return self.ready_task_num() + self.pending_best_effort_num() >= self.min_available
+
+    def is_pipelined(self) -> bool:
+        return self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_num() >= self.min_available
+
+    def is_starving(self) -> bool:
+        return self.waiting_task_num() + self.ready_task_num() < self.min_available
+
+    def is_pending(self) -> bool:
+        return self.phase in ("", "Pending")
+
+    def valid_task_num(self) -> int:
+        valid = ALLOCATED | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING}
+        return self.count(valid)
+
+    def task_min_available_total(self) -> int:
+        return sum(self.min_task_member.values())
+
+    def check_task_valid(self) -> bool:
+        """Each task role has at least its minTaskMember pods that can still run.
+
+        Upstream: JobInfo.CheckTaskValid."""
+        if self.min_available < self.task_min_available_total():
+            return True
+        actual: dict[str, int] = {}
+        valid = ALLOCATED | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING}
+        for task in self.tasks.values():
+            if task.status in valid:
+                actual[task.role] = actual.get(task.role, 0) + 1
+        return all(actual.get(role, 0) >= need for role, need in self.min_task_member.items())
+
+    def min_resources(self) -> resource.Resource:
+        return resource.Resource.from_list((self.podgroup.get("spec") or {}).get("minResources"))
+
+    def has_min_resources(self) -> bool:
+        return bool((self.podgroup.get("spec") or {}).get("minResources"))
+
+    def fit_error(self) -> str:
+        """Upstream: JobInfo.FitError: a histogram of task statuses, then why pending tasks wait."""
+        histogram: dict[str, int] = {}
+        for task in self.tasks.values():
+            histogram[task.status.value] = histogram.get(task.status.value, 0) + 1
+        histogram["minAvailable"] = self.min_available
+        text = "pod group is not ready, " + ", ".join(sorted(f"{v} {k}" for k, v in histogram.items()))
+        reasons: dict[str, int] = {}
+        for task in self.by_status(TaskStatus.PENDING):
+            reason = "Unschedulable" if task.uid in self.fit_errors else "Schedulable"
+            reasons[reason] = reasons.get(reason, 0) + 1
+        if reasons:
+            text += "; Pending: " + ", ".join(sorted(f"{v} {k}" for k, v in reasons.items()))
+        if self.job_fit_error:
+            text += ". Origin reason is: " + self.job_fit_error
+        else:
+            for task in sorted(self.tasks.values(), key=lambda t: t.name):
+                errors = self.fit_errors.get(task.uid)
+                if errors:
+                    text += f". Origin reason is {task.name}: {summarize_fit_errors(errors)}"
+                    break
+        return text
+
+
+def summarize_fit_errors(errors: dict[str, str]) -> str:
+    """`0/4 nodes are unavailable: 4 Insufficient cpu.`, in the form kube-scheduler made familiar."""
+    counts: dict[str, int] = {}
+    for reason in errors.values():
+        counts[reason] = counts.get(reason, 0) + 1
+    parts = ", ".join(f"{n} {r}" for r, n in sorted(counts.items()))
+    return f"0/{len(errors)} nodes are unavailable: {parts}."

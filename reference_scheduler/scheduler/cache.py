@@ -1,0 +1,135 @@
+"""The scheduler's cache: watch-fed stores of nodes, pods, PodGroups and Queues, a snapshot per
+cycle, and the writes a cycle makes (binds, PodGroup status, events).
+
+Upstream: pkg/scheduler/cache/cache.go (the kit's own, smaller version).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import threading
+from typing import Any
+
+import kubernetes
+
+from reference_scheduler.kube import informer
+from reference_scheduler.scheduler.api import job_info, node_info, queue_info
+
+log = logging.getLogger(__name__)
+SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
+
+
+class Cache:
+    def __init__(self, api: kubernetes.client.ApiClient, scheduler_name: str) -> None:
+        self.api = api
+        self.scheduler_name = scheduler_name
+        self.core = kubernetes.client.CoreV1Api(api)
+        self.custom = kubernetes.client.CustomObjectsApi(api)
+        self.changed = threading.Event()
+        self.nodes = informer.Store("nodes", informer.core_lister(api, "nodes"), self.changed)
+        self.pods = informer.Store("pods", informer.core_lister(api, "pods"), self.changed)
+        self.podgroups = informer.Store("podgroups", informer.custom_lister(api, *SCHEDULING, "podgroups"), self.changed)
+        self.queues = informer.Store("queues", informer.custom_lister(api, *SCHEDULING, "queues"), self.changed)
+        self.stores = (self.nodes, self.pods, self.podgroups, self.queues)
+        self._events_sent: dict[tuple[str, str, str], str] = {}
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        for store in self.stores:
+            store.start()
+        for store in self.stores:
+            if not store.synced.wait(timeout_s):
+                raise TimeoutError(f"the {store.name} cache did not sync within {timeout_s:.0f}s")
+
+    def ensure_default_queues(self) -> None:
+        """Volcano's scheduler creates `root` (not reclaimable) and `default` at start."""
+        for name, reclaimable in (("root", False), ("default", True)):
+            body = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": {"weight": 1, "reclaimable": reclaimable}}
+            try:
+                self.custom.create_cluster_custom_object(*SCHEDULING, "queues", body)
+            except kubernetes.client.ApiException as err:
+                if err.status != 409:
+                    raise
+
+    # --- the snapshot -------------------------------------------------------------------------------
+    def snapshot(self) -> tuple[dict[str, job_info.JobInfo], dict[str, node_info.NodeInfo], dict[str, queue_info.QueueInfo]]:
+        nodes = {n["metadata"]["name"]: node_info.NodeInfo.from_node(n) for n in self.nodes.snapshot()}
+        queues = {q["metadata"]["name"]: queue_info.QueueInfo.from_queue(q) for q in self.queues.snapshot()}
+        jobs: dict[str, job_info.JobInfo] = {}
+        for pg in self.podgroups.snapshot():
+            meta = pg["metadata"]
+            spec = pg.get("spec") or {}
+            uid = f"{meta['namespace']}/{meta['name']}"
+            jobs[uid] = job_info.JobInfo(
+                uid=uid,
+                name=meta["name"],
+                namespace=meta["namespace"],
+                queue=spec.get("queue") or "default",
+                min_available=int(spec.get("minMember") or 0),
+                min_task_member={k: int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
+                podgroup=json.loads(json.dumps(pg)),
+                creation=meta.get("creationTimestamp", ""),
+            )
+        for pod in self.pods.snapshot():
+            meta = pod["metadata"]
+            group = (meta.get("annotations") or {}).get(job_info.GROUP_NAME_ANNOTATION)
+            uid = f"{meta.get('namespace')}/{group}" if group else ""
+            ours = (pod.get("spec") or {}).get("schedulerName") == self.scheduler_name
+            task = job_info.TaskInfo.from_pod(pod, uid)
+            if ours and uid in jobs:
+                jobs[uid].tasks[task.uid] = task
+                jobs[uid].priority = max(jobs[uid].priority, task.priority)
+            # Every pod holding a node's resources counts there, whoever scheduled it.
+            if task.node_name in nodes and task.status in job_info.OCCUPYING:
+                nodes[task.node_name].add_task(task)
+        return jobs, nodes, queues
+
+    # --- writes --------------------------------------------------------------------------------------
+    def bind(self, task: job_info.TaskInfo, node: str) -> None:
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": task.name, "namespace": task.namespace}, "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        try:
+            # The client cannot read a Binding response back into a model: keep it raw.
+            self.core.create_namespaced_binding(task.namespace, body, _preload_content=False)
+        except kubernetes.client.ApiException as err:
+            log.warning("binding %s/%s to %s failed: %s", task.namespace, task.name, node, err.reason)
+            return
+        # Note the bind at once, so the next cycle does not place the pod again.
+        pod = json.loads(json.dumps(task.pod))
+        pod["spec"]["nodeName"] = node
+        self.pods.put(pod)
+        self.event(task.pod, "Normal", "Scheduled", f"Successfully assigned {task.namespace}/{task.name} to {node}")
+
+    def update_podgroup_status(self, job: job_info.JobInfo, status: dict[str, Any]) -> None:
+        try:
+            updated = self.custom.patch_namespaced_custom_object_status(*SCHEDULING, job.namespace, "podgroups", job.name, {"status": status})
+            self.podgroups.put(updated)
+        except kubernetes.client.ApiException as err:
+            log.warning("updating PodGroup %s status failed: %s", job.uid, err.reason)
+
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        """Record an event on the object; the same reason and message again is not repeated."""
+        meta = obj["metadata"]
+        key = (meta.get("uid", ""), reason, type_)
+        if self._events_sent.get(key) == message:
+            return
+        self._events_sent[key] = message
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta.get("namespace") or "default"},
+            "involvedObject": {"apiVersion": obj.get("apiVersion", "v1"), "kind": obj.get("kind", "Pod"), "name": meta["name"], "namespace": meta.get("namespace"), "uid": meta.get("uid")},
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "source": {"component": self.scheduler_name},
+            "firstTimestamp": now[:19] + "Z",
+            "lastTimestamp": now[:19] + "Z",
+            "count": 1,
+            "reportingComponent": self.scheduler_name,
+        }
+        try:
+            self.core.create_namespaced_event(body["metadata"]["namespace"], body)
+        except kubernetes.client.ApiException as err:
+            log.debug("event %s on %s failed: %s", reason, meta["name"], err.reason)

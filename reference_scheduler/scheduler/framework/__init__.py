@@ -1,0 +1,1 @@
+"""The session, its extension points, and statements. Upstream: pkg/scheduler/framework/."""

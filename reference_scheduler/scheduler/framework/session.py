@@ -1,0 +1,73 @@
+"""A session: one scheduling cycle over a snapshot, with one function table per extension point.
+
+Plugins register closures in `on_session_open`, keyed by plugin name; the dispatchers in
+session_plugins.py walk the tiers to combine them. Nothing here is module-level state.
+Upstream: pkg/scheduler/framework/session.go, framework.go.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import uuid
+from typing import Any, Callable, Protocol
+
+from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler.api import job_info, node_info, queue_info, resource
+
+log = logging.getLogger(__name__)
+EXTENSION_POINTS = (
+    "jobOrder", "queueOrder", "taskOrder", "predicate", "nodeOrder", "jobValid", "jobReady",
+    "jobPipelined", "jobEnqueueable", "jobEnqueued", "allocatable", "overused",
+)
+
+
+class Writer(Protocol):
+    """What a session may do to the cluster: the cache implements it against the API server."""
+
+    def bind(self, task: job_info.TaskInfo, node: str) -> None: ...
+
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None: ...
+
+
+@dataclasses.dataclass
+class EventHandler:
+    allocate: Callable[[job_info.TaskInfo], None]
+    deallocate: Callable[[job_info.TaskInfo], None]
+
+
+class Session:
+    def __init__(
+        self,
+        jobs: dict[str, job_info.JobInfo],
+        nodes: dict[str, node_info.NodeInfo],
+        queues: dict[str, queue_info.QueueInfo],
+        configuration: conf.Conf,
+        writer: Writer,
+    ) -> None:
+        self.uid = str(uuid.uuid4())
+        self.jobs = jobs
+        self.nodes = nodes
+        self.queues = queues
+        self.conf = configuration
+        self.tiers = configuration.tiers
+        self.writer = writer
+        self.fns: dict[str, dict[str, Callable[..., Any]]] = {p: {} for p in EXTENSION_POINTS}
+        self.event_handlers: list[EventHandler] = []
+        self.plugins: dict[str, Any] = {}
+        self.total_resource = resource.Resource()
+        for node in nodes.values():
+            self.total_resource.add(node.allocatable)
+
+    def add(self, point: str, plugin: str, fn: Callable[..., Any]) -> None:
+        self.fns[point][plugin] = fn
+
+    def node_list(self) -> list[node_info.NodeInfo]:
+        return [self.nodes[n] for n in sorted(self.nodes)]
+
+    def update_condition(self, job: job_info.JobInfo, condition: dict[str, Any]) -> None:
+        """Replace the PodGroup's condition of the same type. Upstream: Session.UpdatePodGroupCondition."""
+        status = job.podgroup.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != condition["type"]]
+        conditions.append(condition)
+        status["conditions"] = conditions

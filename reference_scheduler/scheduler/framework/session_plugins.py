@@ -1,0 +1,144 @@
+"""One dispatcher per extension point. Each walks the tiers, then the plugins of a tier, skipping
+plugins whose point is disabled in the conf, and says how results combine.
+
+Upstream: pkg/scheduler/framework/session_plugins.go.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+from reference_scheduler.scheduler.api import job_info, node_info, queue_info
+from reference_scheduler.scheduler.framework import interface
+from reference_scheduler.scheduler.framework.session import Session
+
+
+def _each_tier(ssn: Session, point: str, flag: str) -> Iterator[list[Callable[..., Any]]]:
+    for tier in ssn.tiers:
+        fns = []
+        for option in tier:
+            fn = ssn.fns[point].get(option.name)
+            if fn is not None and option.enabled(flag):
+                fns.append(fn)
+        yield fns
+
+
+def _order(ssn: Session, point: str, flag: str, left: Any, right: Any) -> int:
+    """First non-zero comparison wins (negative: left first)."""
+    for fns in _each_tier(ssn, point, flag):
+        for fn in fns:
+            result = fn(left, right)
+            if result != 0:
+                return int(result)
+    return 0
+
+
+def job_order_key(ssn: Session) -> Callable[[job_info.JobInfo, job_info.JobInfo], int]:
+    def compare(left: job_info.JobInfo, right: job_info.JobInfo) -> int:
+        result = _order(ssn, "jobOrder", "joborder", left, right)
+        if result:
+            return result
+        # Fallback, as upstream: older first, then by uid.
+        return (left.creation, left.uid) < (right.creation, right.uid) and -1 or 1
+
+    return compare
+
+
+def queue_order_key(ssn: Session) -> Callable[[queue_info.QueueInfo, queue_info.QueueInfo], int]:
+    def compare(left: queue_info.QueueInfo, right: queue_info.QueueInfo) -> int:
+        result = _order(ssn, "queueOrder", "queueorder", left, right)
+        if result:
+            return result
+        return (left.creation, left.name) < (right.creation, right.name) and -1 or 1
+
+    return compare
+
+
+def task_order_key(ssn: Session) -> Callable[[job_info.TaskInfo, job_info.TaskInfo], int]:
+    def compare(left: job_info.TaskInfo, right: job_info.TaskInfo) -> int:
+        result = _order(ssn, "taskOrder", "taskorder", left, right)
+        if result:
+            return result
+        left_key = (left.pod["metadata"].get("creationTimestamp", ""), _index(left), left.name)
+        right_key = (right.pod["metadata"].get("creationTimestamp", ""), _index(right), right.name)
+        return -1 if left_key < right_key else 1
+
+    return compare
+
+
+def _index(task: job_info.TaskInfo) -> int:
+    value = (task.pod["metadata"].get("annotations") or {}).get("volcano.sh/task-index", "0")
+    return int(value) if str(value).isdigit() else 0
+
+
+def predicate(ssn: Session, task: job_info.TaskInfo, node: node_info.NodeInfo) -> str | None:
+    """All must pass: the first failure's reason, or None."""
+    for fns in _each_tier(ssn, "predicate", "predicate"):
+        for fn in fns:
+            reason = fn(task, node)
+            if reason:
+                return str(reason)
+    return None
+
+
+def node_score(ssn: Session, task: job_info.TaskInfo, node: node_info.NodeInfo) -> float:
+    """The sum of every plugin's score."""
+    return sum(float(fn(task, node)) for fns in _each_tier(ssn, "nodeOrder", "nodeorder") for fn in fns)
+
+
+def job_valid(ssn: Session, job: job_info.JobInfo) -> tuple[str, str] | None:
+    """The first plugin that finds the job invalid: (reason, message); None when valid."""
+    for fns in _each_tier(ssn, "jobValid", "jobvalid"):
+        for fn in fns:
+            result = fn(job)
+            if result is not None:
+                return result
+    return None
+
+
+def job_ready(ssn: Session, job: job_info.JobInfo) -> bool:
+    """All must pass."""
+    return all(fn(job) for fns in _each_tier(ssn, "jobReady", "jobready") for fn in fns)
+
+
+def _vote(ssn: Session, point: str, flag: str, *args: Any) -> bool:
+    """A Reject anywhere rejects; a tier with a Permit permits; otherwise the next tier decides.
+    Nothing said at all permits."""
+    for fns in _each_tier(ssn, point, flag):
+        permitted = False
+        for fn in fns:
+            vote = fn(*args)
+            if vote < 0:
+                return False
+            if vote > 0:
+                permitted = True
+        if permitted:
+            return True
+    return True
+
+
+def job_pipelined(ssn: Session, job: job_info.JobInfo) -> bool:
+    return _vote(ssn, "jobPipelined", "jobpipelined", job)
+
+
+def job_enqueueable(ssn: Session, job: job_info.JobInfo) -> bool:
+    return _vote(ssn, "jobEnqueueable", "jobenqueued", job)
+
+
+def job_enqueued(ssn: Session, job: job_info.JobInfo) -> None:
+    for fns in _each_tier(ssn, "jobEnqueued", "jobenqueued"):
+        for fn in fns:
+            fn(job)
+
+
+def allocatable(ssn: Session, queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
+    """All must pass."""
+    return all(fn(queue, task) for fns in _each_tier(ssn, "allocatable", "allocatable") for fn in fns)
+
+
+def overused(ssn: Session, queue: queue_info.QueueInfo) -> bool:
+    """Any plugin saying so makes the queue overused."""
+    return any(fn(queue) for fns in _each_tier(ssn, "overused", "overused") for fn in fns)
+
+
+__all__ = ["interface"]

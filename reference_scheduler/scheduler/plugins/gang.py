@@ -1,0 +1,88 @@
+"""gang: a job runs only with at least minMember tasks placeable; the PodGroup says why not.
+
+Upstream: pkg/scheduler/plugins/gang/gang.go.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Mapping
+
+from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.framework import interface
+from reference_scheduler.scheduler.framework.session import Session
+
+NAME = "gang"
+NOT_ENOUGH_PODS = "NotEnoughTasks"
+NOT_ENOUGH_PODS_OF_TASK = "NotEnoughPodsOfTask"
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+UNSCHEDULABLE = "Unschedulable"
+SCHEDULED = "Scheduled"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_task_ready(job: job_info.JobInfo) -> bool:
+    """Each role with its own minimum has that many ready tasks. Upstream: JobInfo.CheckTaskReady."""
+    if job.min_available < job.task_min_available_total():
+        return True
+    ready: dict[str, int] = {}
+    for task in job.tasks.values():
+        if task.status in job_info.READY or (task.status is job_info.TaskStatus.PENDING and task.best_effort):
+            ready[task.role] = ready.get(task.role, 0) + 1
+    return all(ready.get(role, 0) >= need for role, need in job.min_task_member.items())
+
+
+class Gang:
+    NAME = NAME
+
+    def __init__(self, arguments: Mapping[str, Any]) -> None:
+        self.arguments = arguments
+
+    def on_session_open(self, ssn: Session) -> None:
+        def valid(job: job_info.JobInfo) -> tuple[str, str] | None:
+            if not job.check_task_valid():
+                return NOT_ENOUGH_PODS_OF_TASK, "Not enough valid pods of each task for gang-scheduling"
+            valid_num = job.valid_task_num()
+            if valid_num < job.min_available:
+                return NOT_ENOUGH_PODS, f"Not enough valid tasks for gang-scheduling, valid: {valid_num}, min: {job.min_available}"
+            return None
+
+        def ready(job: job_info.JobInfo) -> bool:
+            return check_task_ready(job) and job.is_ready()
+
+        def pipelined(job: job_info.JobInfo) -> int:
+            return interface.PERMIT if job.is_pipelined() else interface.REJECT
+
+        def order(left: job_info.JobInfo, right: job_info.JobInfo) -> int:
+            # Jobs whose gang is not complete yet go first.
+            lr, rr = left.is_ready(), right.is_ready()
+            if lr == rr:
+                return 0
+            return 1 if lr else -1
+
+        ssn.add("jobValid", NAME, valid)
+        ssn.add("jobReady", NAME, ready)
+        ssn.add("jobPipelined", NAME, pipelined)
+        ssn.add("jobOrder", NAME, order)
+
+    def on_session_close(self, ssn: Session) -> None:
+        for job in ssn.jobs.values():
+            if not job.tasks:
+                continue
+            if not job.is_ready():
+                # Placements of a discarded statement are back to Pending: only ready tasks count.
+                schedulable = job.ready_task_num()
+                unready = job.min_available - schedulable
+                message = f"{unready}/{len(job.tasks)} tasks in gang unschedulable: {job.fit_error()}"
+                ssn.update_condition(job, {
+                    "type": UNSCHEDULABLE, "status": "True", "lastTransitionTime": _now(),
+                    "transitionID": ssn.uid, "reason": NOT_ENOUGH_RESOURCES, "message": message,
+                })
+            else:
+                ssn.update_condition(job, {
+                    "type": SCHEDULED, "status": "True", "lastTransitionTime": _now(),
+                    "transitionID": ssn.uid, "reason": "tasks in gang are ready to be scheduled", "message": "",
+                })

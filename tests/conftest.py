@@ -8,6 +8,9 @@ import shutil
 
 import pytest
 
+# Deliberately broken scenario files for the loader's tests: never collected as scenarios.
+collect_ignore = ["data"]
+
 
 @pytest.fixture
 def path_without_go(tmp_path: pathlib.Path) -> str:

@@ -82,7 +82,8 @@ def svg(timeline: Sequence[results.TimelineEntry], end_s: float) -> str:
     axis_y = 10 + len(nodes) * LANE_H + 14
     for k in range(6):
         t = span * k / 5
-        parts.append(f'<text x="{LEFT + t * scale:.1f}" y="{axis_y}" font-size="10">{t:.0f}s</text>')
+        anchor = "start" if k == 0 else "end" if k == 5 else "middle"
+        parts.append(f'<text x="{LEFT + t * scale:.1f}" y="{axis_y}" font-size="10" text-anchor="{anchor}">{t:.0f}s</text>')
     legend_x = LEFT
     for phase, color in COLORS.items():
         parts.append(f'<rect x="{legend_x}" y="{axis_y + 6}" width="10" height="10" fill="{color}"/><text x="{legend_x + 14}" y="{axis_y + 15}" font-size="10">{phase}</text>')

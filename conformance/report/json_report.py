@@ -26,6 +26,8 @@ def scenario_to_dict(sc: results.ScenarioResult) -> dict[str, Any]:
     out["cites"] = list(sc.cites)
     out["requires"] = list(sc.requires)
     out["missing_capabilities"] = list(sc.missing_capabilities)
+    out["checks"] = list(out["checks"])
+    out["timeline"] = list(out["timeline"])
     return out
 
 

@@ -1,0 +1,101 @@
+"""The three report formats written from one result tree: JSON round trip, JUnit, self-contained HTML."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import xml.etree.ElementTree as ET
+
+import jsonschema
+
+from conformance.report import html, json_report, junit, results, score, writer
+
+SCHEMA = json.loads((pathlib.Path(json_report.__file__).with_name("report.schema.json")).read_text())
+
+
+def scenario(id_: str, suite: str, status: results.Status, level: results.Level = results.Level.MUST, **extra: object) -> results.ScenarioResult:
+    base: dict[str, object] = dict(
+        id=id_, suite=suite, title=f"title of {id_}", level=level, cites=("seed: 003_35c386466be32963.txt §3.2",),
+        requires=("plugin:gang",), path=f"scenarios/{suite}/{id_}.yaml", status=status, reason=f"reason of {id_}", duration_s=1.5,
+    )
+    base.update(extra)
+    return results.ScenarioResult(**base)  # type: ignore[arg-type]
+
+
+TIMELINE = (
+    results.TimelineEntry(0.1, "ADDED", "Pod", "ns", "job-w-0", {"phase": "Pending", "node": None}),
+    results.TimelineEntry(0.5, "MODIFIED", "Pod", "ns", "job-w-0", {"phase": "Running", "node": "node-a"}),
+    results.TimelineEntry(0.6, "MODIFIED", "Pod", "ns", "job-w-1", {"phase": "Running", "node": "node-b"}),
+    results.TimelineEntry(2.0, "MODIFIED", "Pod", "ns", "job-w-0", {"phase": "Succeeded", "node": "node-a"}),
+    results.TimelineEntry(2.5, "DELETED", "Pod", "ns", "job-w-1", {"phase": "Running", "node": "node-b"}),
+    results.TimelineEntry(0.0, "STEP", "Step", "ns", "apply", {"action": "apply"}),
+)
+
+
+def run() -> results.RunResult:
+    meta = results.RunMetadata("run-1", "reference", "embedded", {"kit": "0.1.0", "kubernetes": "v1.33.2"}, "2026-11-22T00:00:00+00:00", 12.5, 1.0, "vck run")
+    return results.RunResult(meta, (
+        scenario("gang-a", "gang", results.Status.PASSED, timeline=TIMELINE),
+        scenario("gang-b", "gang", results.Status.FAILED, checks=(
+            results.Check("no pod is bound", False, "never within 15s: at least 1 bound pod", "held at 0.2s: 1 matching", 0.2),
+            results.Check("<script>alert(1)</script>", True, "x", "y", 0.3),
+        ), timeline=TIMELINE),
+        scenario("queue-a", "queue", results.Status.NOT_CLAIMED, results.Level.SHOULD, missing_capabilities=("plugin:drf",)),
+        scenario("queue-b", "queue", results.Status.ERROR, figures={"fragmented nodes": 3.0}),
+    ))
+
+
+def test_json_round_trip_and_schema() -> None:
+    original = run()
+    data = json_report.to_dict(original)
+    jsonschema.validate(data, SCHEMA)
+    assert json_report.from_dict(json.loads(json.dumps(data))) == original
+    assert data["summary"]["certified"] is False
+    assert data["suites"]["gang"]["failed"] == 1 and data["suites"]["queue"]["not_claimed"] == 1
+
+
+def test_scoring_weights_must_over_should_and_never_certifies_an_empty_run() -> None:
+    r = run()
+    overall = score.tally(r.scenarios)
+    assert (overall.passed, overall.failed, overall.not_claimed, overall.error) == (1, 1, 1, 1)
+    assert overall.score == 0.5 and overall.must_claimed == 3 and overall.must_passed == 1
+    empty = results.RunResult(r.metadata, ())
+    assert not score.certified(empty)
+    only_passed = results.RunResult(r.metadata, (r.scenarios[0],))
+    assert score.certified(only_passed)
+    with_error = results.RunResult(r.metadata, (r.scenarios[0], r.scenarios[3]))
+    assert not score.certified(with_error), "an error is not a pass"
+
+
+def test_junit(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "junit.xml"
+    junit.write(run(), path)
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("4", "1", "1", "1")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    failed = cases["[MUST] gang-b: title of gang-b"]
+    failure = failed.find("failure")
+    assert failure is not None and "expected: never within 15s" in (failure.text or "")
+    assert cases["[SHOULD] queue-a: title of queue-a"].find("skipped") is not None
+
+
+def test_html_is_self_contained_escaped_and_shows_the_failure() -> None:
+    page = html.render(run())
+    assert 'id="summary"' in page and "NOT CERTIFIED" in page and 'id="suites"' in page
+    assert "held at 0.2s: 1 matching" in page and "never within 15s" in page
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
+    # Self-contained: no scripts, stylesheets or images from anywhere.
+    assert "<script" not in page and "<link" not in page and 'src="' not in page
+    assert page.count("<svg") >= 1
+    assert "node-a" in page and "node-b" in page
+    assert page.index("Failures and errors") < page.index("Passed")
+
+
+def test_writer_writes_three_files_and_latest(tmp_path: pathlib.Path) -> None:
+    folder = writer.write_all(run(), tmp_path)
+    assert {p.name for p in folder.iterdir()} == {"report.json", "junit.xml", "index.html"}
+    assert (tmp_path / "latest").resolve() == folder.resolve()
+    second = results.RunResult(results.RunMetadata(**{**run().metadata.__dict__, "run_id": "run-2"}), run().scenarios)
+    writer.write_all(second, tmp_path)
+    assert (tmp_path / "latest").resolve() == (tmp_path / "run-2").resolve()

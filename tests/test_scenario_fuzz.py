@@ -1,0 +1,84 @@
+"""The loader under fuzzing: whatever the input, it answers with a scenario or a ScenarioError whose
+every problem has a message and a line, never another exception."""
+
+from __future__ import annotations
+
+import copy
+import io
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance import api
+from conformance.scenario import loader
+
+VALID = yaml.safe_load((api.DEFAULT_SCENARIOS / "gang" / "no-partial-gang.yaml").read_text())
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _load(text: str | bytes) -> None:
+    stream: Any = io.BytesIO(text) if isinstance(text, bytes) else io.StringIO(text)
+    try:
+        loader.load_stream(stream, "fuzz.yaml")
+    except loader.ScenarioError as err:
+        assert err.problems
+        for problem in err.problems:
+            assert problem.message and problem.line >= 0 and problem.file == "fuzz.yaml"
+
+
+@FUZZ
+@given(st.text(max_size=300))
+def test_any_text(text: str) -> None:
+    _load(text)
+
+
+@FUZZ
+@given(st.binary(max_size=300))
+def test_any_bytes(data: bytes) -> None:
+    _load(data)
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+PATHS = _paths(VALID)[1:]
+
+
+@FUZZ
+@given(st.sampled_from(PATHS), st.sampled_from(["delete", "replace", "insert", "wrap"]), json_values)
+def test_mutated_valid_scenario(path: tuple[Any, ...], how: str, value: Any) -> None:
+    doc = copy.deepcopy(VALID)
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    key = path[-1]
+    if how == "delete":
+        del parent[key]
+    elif how == "replace":
+        parent[key] = value
+    elif how == "insert" and isinstance(parent, dict):
+        parent[f"x{key}"] = value
+    else:
+        parent[key] = [parent[key]]
+    text = yaml.safe_dump(doc, sort_keys=False)
+    try:
+        loader.load_stream(io.StringIO(text), "fuzz.yaml")
+    except loader.ScenarioError as err:
+        for problem in err.problems:
+            assert problem.message and problem.line >= 1, str(problem)

@@ -59,6 +59,24 @@ def test_cli_up_status_reuse_down(tmp_path: pathlib.Path) -> None:
     assert after.returncode == 1 and "not running" in after.stdout
 
 
+def test_clusters_started_at_once_do_not_collide(tmp_path: pathlib.Path) -> None:
+    """Parallel workers start clusters at the same moment: each must get its own ports."""
+    import concurrent.futures
+
+    backend = embedded.EmbeddedBackend(state_root=tmp_path, progress=lambda _: None)
+    names = [f"par-{i}" for i in range(3)]
+    try:
+        with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
+            handles = list(pool.map(lambda n: backend.up(n, nodes.parse("1")), names))
+        assert len({h.kubeconfig.read_text() for h in handles}) == 3
+        for handle in handles:
+            kube.wait_ready(kube.client(handle.kubeconfig), 10)
+    finally:
+        for name in names:
+            backend.down(name)
+    assert processes.under(tmp_path) == []
+
+
 def test_an_unhealthy_cluster_of_the_same_name_is_refused_clearly(tmp_path: pathlib.Path) -> None:
     backend = embedded.EmbeddedBackend(state_root=tmp_path, progress=lambda _: None)
     (tmp_path / "stale").mkdir()

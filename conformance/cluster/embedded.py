@@ -9,9 +9,11 @@ deletion and no default ServiceAccount. kwok's own pod stages are replaced by th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -30,6 +32,31 @@ Progress = Callable[[str], None]
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+# The ports kwokctl's binary runtime needs. kwokctl would pick them itself by counting down from
+# 32767, so clusters started at the same moment (parallel test workers) pick the same ports; the
+# kit asks the kernel for free ones instead.
+PORT_OPTIONS = ("etcdPeerPort", "etcdPort", "kubeApiserverPort", "kwokControllerPort", "kubeControllerManagerPort")
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct ports the kernel says are free right now (all held open until all are chosen)."""
+    with contextlib.ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+        return ports
+
+
+def kwokctl_configuration() -> dict[str, object]:
+    return {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokctlConfiguration",
+        "options": dict(zip(PORT_OPTIONS, free_ports(len(PORT_OPTIONS)))),
+    }
 
 
 def stage_documents() -> list[dict[str, object]]:
@@ -88,6 +115,11 @@ class EmbeddedBackend:
             names = kube.create_nodes(api, manifests)
             kube.wait_nodes_ready(api, names, NODES_READY_TIMEOUT_S)
             kube.wait_service_account(api, "default", API_READY_TIMEOUT_S)
+        except base.ClusterError as err:
+            logs = self._log_tails(cluster)
+            self.progress(f"cluster {cluster}: start failed; cleaning up")
+            self.down(cluster)
+            raise base.ClusterError(f"{err}\n{logs}" if logs else str(err)) from err
         except BaseException:
             # Ctrl-C, a failed start or a timeout: leave no process and no state behind.
             self.progress(f"cluster {cluster}: start interrupted or failed; cleaning up")
@@ -99,7 +131,7 @@ class EmbeddedBackend:
     def _create(self, cluster: str, tools: Mapping[str, pathlib.Path]) -> None:
         state = self.state_dir(cluster)
         config = state / "kwok-config.yaml"
-        config.write_text(yaml.safe_dump_all(stage_documents(), sort_keys=False))
+        config.write_text(yaml.safe_dump_all([kwokctl_configuration(), *stage_documents()], sort_keys=False))
         argv = [
             str(tools["kwokctl"]),
             "create", "cluster",
@@ -121,6 +153,15 @@ class EmbeddedBackend:
         if proc.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
             raise base.ClusterError(f"kwokctl create cluster {cluster} exited {proc.returncode}; last lines of {log}:\n{tail}")
+
+    def _log_tails(self, cluster: str, lines: int = 8) -> str:
+        """The last lines of each component's log, to say why a start failed."""
+        out = []
+        for log in sorted((self._kwok_workdir(cluster) / "clusters" / cluster / "logs").glob("*.log")):
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            if tail:
+                out.append(f"--- {log.name}\n" + "\n".join(tail))
+        return "\n".join(out)
 
     def _reuse(self, cluster: str, groups: Sequence[nodes.NodeGroup]) -> base.ClusterHandle:
         status = self.status(cluster)

@@ -1,0 +1,243 @@
+"""The reference scheduler on in-memory snapshots: table-driven cases of nodes, pods, PodGroups,
+queues and a conf, against the binds, PodGroup phases and conditions Volcano's rules give.
+(Behavior against the real API is proven by the scenarios.)"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from reference_scheduler.scheduler import cache as cache_mod
+from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.framework import framework
+
+GANG_CONF = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: proportion}]
+"""
+NO_GANG_CONF = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}]
+- plugins: [{name: predicates}, {name: proportion}]
+"""
+OVERCOMMIT_CONF = """
+actions: "enqueue, allocate"
+tiers:
+- plugins: [{name: gang}]
+- plugins: [{name: overcommit}, {name: predicates}]
+"""
+
+
+def node(name: str, cpu: str = "4", labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None, pods: str = "110", **extra: str) -> dict[str, Any]:
+    allocatable = {"cpu": cpu, "memory": "16Gi", "pods": pods, **extra}
+    return {"metadata": {"name": name, "labels": labels or {}}, "spec": {"taints": taints or []}, "status": {"allocatable": allocatable}}
+
+
+def podgroup(name: str, min_member: int, phase: str = "Inqueue", min_cpu: str | None = None, queue: str = "default") -> dict[str, Any]:
+    spec: dict[str, Any] = {"minMember": min_member, "queue": queue}
+    if min_cpu:
+        spec["minResources"] = {"cpu": min_cpu}
+    return {"metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": {"phase": phase}}
+
+
+def pod(name: str, group: str, cpu: str = "1", node_name: str = "", phase: str = "Pending", **spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "annotations": {job_info.GROUP_NAME_ANNOTATION: group}, "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"schedulerName": "volcano", "nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec},
+        "status": {"phase": phase},
+    }
+
+
+def queue(name: str = "default", weight: int = 1, capability: dict[str, str] | None = None, state: str = "Open") -> dict[str, Any]:
+    spec: dict[str, Any] = {"weight": weight}
+    if capability:
+        spec["capability"] = capability
+    return {"metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": {"state": state}}
+
+
+class _List:
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        return self.items
+
+
+class FakeCache(cache_mod.Cache):
+    """The real snapshot logic over given objects; writes are recorded instead of sent."""
+
+    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]]) -> None:
+        self.scheduler_name = "volcano"
+        self.nodes = _List(nodes)  # type: ignore[assignment]
+        self.pods = _List(pods)  # type: ignore[assignment]
+        self.podgroups = _List(podgroups)  # type: ignore[assignment]
+        self.queues = _List(queues)  # type: ignore[assignment]
+        self.binds: dict[str, str] = {}
+        self.statuses: dict[str, dict[str, Any]] = {}
+        self.events: list[tuple[str, str, str]] = []
+
+    def bind(self, task: job_info.TaskInfo, node: str) -> None:
+        self.binds[task.name] = node
+
+    def update_podgroup_status(self, job: job_info.JobInfo, status: dict[str, Any]) -> None:
+        self.statuses[job.name] = status
+
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        self.events.append((obj["metadata"]["name"], reason, message))
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    nodes: list[dict[str, Any]]
+    pods: list[dict[str, Any]]
+    podgroups: list[dict[str, Any]]
+    conf: str = GANG_CONF
+    queues: list[dict[str, Any]] = dataclasses.field(default_factory=lambda: [queue()])
+    # pod -> node; pods not named must stay unbound
+    binds: dict[str, str] = dataclasses.field(default_factory=dict)
+    # only the number of binds (where which node does not matter)
+    bind_count: int | None = None
+    phases: dict[str, str] = dataclasses.field(default_factory=dict)
+    # podgroup -> (condition type, reason, message fragment)
+    conditions: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)
+
+
+CASES = [
+    Case(
+        "gang fits: every pod bound, PodGroup Running",
+        nodes=[node("n0"), node("n1")],
+        pods=[pod("a-0", "a", "3"), pod("a-1", "a", "3")],
+        podgroups=[podgroup("a", 2)],
+        binds={"a-0": "n0", "a-1": "n1"},
+        phases={"a": "Inqueue"},  # bound but not yet Running: the phase follows observed pods
+        conditions={"a": ("Scheduled", "tasks in gang are ready to be scheduled", "")},
+    ),
+    Case(
+        "partial gang: nothing bound, Unschedulable with Volcano's message",
+        nodes=[node("n0", "3"), node("n1", "3")],
+        pods=[pod(f"a-{i}", "a", "2") for i in range(3)],
+        podgroups=[podgroup("a", 3)],
+        binds={},
+        phases={"a": "Inqueue"},
+        conditions={"a": ("Unschedulable", "NotEnoughResources", "3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable")},
+    ),
+    Case(
+        "without gang the same job is partly bound",
+        nodes=[node("n0", "3"), node("n1", "3")],
+        pods=[pod(f"a-{i}", "a", "2") for i in range(3)],
+        podgroups=[podgroup("a", 3)],
+        conf=NO_GANG_CONF,
+        bind_count=2,
+    ),
+    Case(
+        "minAvailable below replicas: every pod that fits is bound",
+        nodes=[node("n0", "2"), node("n1", "2")],
+        pods=[pod(f"a-{i}", "a", "2") for i in range(4)],
+        podgroups=[podgroup("a", 1)],
+        bind_count=2,
+    ),
+    Case(
+        "a Pending PodGroup is not allocated while enqueue is on",
+        nodes=[node("n0")],
+        pods=[pod("a-0", "a")],
+        podgroups=[podgroup("a", 1, phase="Pending")],
+        conf="actions: \"allocate\"\ntiers: [{plugins: [{name: gang}]}]\n".replace("allocate", "enqueue, allocate"),
+        binds={"a-0": "n0"},
+        phases={"a": "Inqueue"},
+    ),
+    Case(
+        "enqueue refuses a gang bigger than the queue's real capability",
+        nodes=[node("n0", "4")],
+        pods=[],
+        podgroups=[podgroup("big", 8, phase="Pending", min_cpu="8")],
+        phases={"big": "Pending"},
+    ),
+    Case(
+        "overcommit lets 1.2x the cluster be enqueued and no more",
+        nodes=[node("n0", "10")],
+        pods=[],
+        podgroups=[podgroup("a", 1, "Pending", "7"), podgroup("b", 1, "Pending", "5"), podgroup("c", 1, "Pending", "5")],
+        conf=OVERCOMMIT_CONF,
+        phases={"a": "Inqueue", "b": "Inqueue", "c": "Pending"},
+    ),
+    Case(
+        "taints keep pods off unless tolerated; nodeSelector is honored",
+        nodes=[node("tainted", taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]), node("plain", labels={"zone": "a"})],
+        pods=[
+            pod("t-0", "t", tolerations=[{"key": "gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}], nodeSelector={"gpu": "x"}),
+            pod("s-0", "s", nodeSelector={"zone": "a"}),
+            pod("u-0", "u", nodeSelector={"zone": "b"}),
+        ],
+        podgroups=[podgroup("t", 1), podgroup("s", 1), podgroup("u", 1)],
+        binds={"s-0": "plain"},
+    ),
+    Case(
+        "an unschedulable node and a full pod count are skipped",
+        nodes=[{**node("cordoned"), "spec": {"unschedulable": True}}, node("full", pods="1"), node("ok")],
+        pods=[pod("busy", "other", node_name="full", phase="Running"), pod("a-0", "a")],
+        podgroups=[podgroup("a", 1)],
+        binds={"a-0": "ok"},
+    ),
+    Case(
+        "extended resources must fit",
+        nodes=[node("gpu", **{"nvidia.com/gpu": "8"}), node("cpu")],
+        pods=[{**pod("g-0", "g"), "spec": {**pod("g-0", "g")["spec"], "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "4"}}}]}}],
+        podgroups=[podgroup("g", 1)],
+        binds={"g-0": "gpu"},
+    ),
+    Case(
+        "a closed queue allocates nothing",
+        nodes=[node("n0")],
+        pods=[pod("a-0", "a")],
+        podgroups=[podgroup("a", 1)],
+        queues=[queue(state="Closed")],
+        binds={},
+    ),
+    Case(
+        "running pods count toward a gang: the rest of an elastic job is placed",
+        nodes=[node("n0", "2"), node("n1", "2")],
+        pods=[pod("a-0", "a", "2", node_name="n0", phase="Running"), pod("a-1", "a", "2")],
+        podgroups=[podgroup("a", 2, phase="Running")],
+        binds={"a-1": "n1"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_scheduling_cycle(case: Case) -> None:
+    cache = FakeCache(case.nodes, case.pods, case.podgroups, case.queues)
+    framework.run_cycle(cache, conf.parse(case.conf))
+    if case.bind_count is not None:
+        assert len(cache.binds) == case.bind_count, cache.binds
+    else:
+        assert cache.binds == case.binds
+    for group, phase in case.phases.items():
+        status = cache.statuses.get(group) or next(pg["status"] for pg in case.podgroups if pg["metadata"]["name"] == group)
+        assert status["phase"] == phase, (group, status)
+    for group, (type_, reason, fragment) in case.conditions.items():
+        conditions = {c["type"]: c for c in cache.statuses[group]["conditions"]}
+        assert conditions[type_]["reason"] == reason and fragment in conditions[type_]["message"], conditions[type_]
+
+
+def test_unknown_names_in_the_conf_are_refused_with_every_problem() -> None:
+    with pytest.raises(conf.ConfError) as err:
+        conf.parse("actions: \"enqueue, teleport\"\ntiers: [{plugins: [{name: gang}, {name: magic}]}]")
+    text = str(err.value)
+    assert "unknown action 'teleport'" in text and "unknown plugin 'magic'" in text
+
+
+def test_the_scheduler_process_exits_2_on_a_bad_conf(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    bad = tmp_path / "conf.yaml"
+    bad.write_text("actions: \"preempt\"\ntiers: []\n")
+    proc = subprocess.run([sys.executable, "-m", "reference_scheduler.scheduler", "--scheduler-conf", str(bad)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "unknown action 'preempt'" in proc.stderr

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import os
 import pathlib
 import shlex
 import sys

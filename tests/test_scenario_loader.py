@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conformance import api
-from conformance.scenario import loader, validate
+from conformance.scenario import loader
 
 BROKEN = pathlib.Path(__file__).parent / "data" / "broken_scenarios"
 

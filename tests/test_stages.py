@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import calendar
 import copy
-import pathlib
 import re
 import time
 from typing import Any

@@ -55,7 +55,7 @@ def kwokctl_configuration() -> dict[str, object]:
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
-        "options": dict(zip(PORT_OPTIONS, free_ports(len(PORT_OPTIONS)))),
+        "options": dict(zip(PORT_OPTIONS, free_ports(len(PORT_OPTIONS)), strict=True)),
     }
 
 

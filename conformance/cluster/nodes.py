@@ -162,4 +162,4 @@ def kwok_node(name: str, group: NodeGroup, index: int = 0) -> dict[str, Any]:
 
 def kwok_nodes(groups: Sequence[NodeGroup]) -> list[dict[str, Any]]:
     flat = [g for g in groups for _ in range(g.count)]
-    return [kwok_node(name, group, i) for i, (name, group) in enumerate(zip(node_names(groups), flat))]
+    return [kwok_node(name, group, i) for i, (name, group) in enumerate(zip(node_names(groups), flat, strict=True))]

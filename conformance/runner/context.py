@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-import time
 from typing import Any, Sequence
 
 import kubernetes

@@ -6,7 +6,9 @@ reads its claims from `capabilities.yaml`, and never imports its code.
 
 `reference:broken=gang,enqueue` is the same implementation with the named plugins and actions
 taken out of every scheduler configuration it is given, while it still claims them: the broken
-build each suite must be proven to fail against.
+build each suite must be proven to fail against. Names of controller features (policies,
+job-plugins, dependson, ttl, commands, queue, podgroup) switch those off in the controller, and
+`admission` / `defaults` take validation or defaulting out of the webhook.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import logging
 import pathlib
 import sys
 import tempfile
@@ -26,11 +29,14 @@ from conformance.cluster import base, kube
 from conformance.impl import base as impl_base
 from conformance.impl import processes
 
+log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 60.0
 CRD_TIMEOUT_S = 60.0
 SCHEDULER_NAME = "volcano"
 # Each process logs this once its caches are synced and it acts on the cluster.
 READY_MARKER = r"\bready\b"
+CONTROLLER_FEATURES = ("policies", "job-plugins", "dependson", "ttl", "commands", "queue", "podgroup")
+WEBHOOK_FEATURES = {"admission": "validation", "defaults": "defaults"}
 
 
 def package_dir() -> pathlib.Path:
@@ -58,6 +64,7 @@ class Reference:
         self._conf_key: str | None = None
         self._controller: processes.ManagedProcess | None = None
         self._scheduler: processes.ManagedProcess | None = None
+        self._webhook: processes.ManagedProcess | None = None
 
     # --- claims -----------------------------------------------------------------------------------
     def capabilities(self) -> frozenset[str]:
@@ -74,8 +81,12 @@ class Reference:
             self.stop()
             self._cluster = cluster
             self._install_crds(cluster)
+        if self._webhook is None or self._webhook.exited():
+            disabled = ",".join(WEBHOOK_FEATURES[b] for b in self.broken if b in WEBHOOK_FEATURES)
+            self._webhook = self._start("webhook", ["-m", "reference_scheduler.webhooks", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--cert-dir", str(self.workdir / "webhook-certs"), "--disable", disabled])
         if self._controller is None or self._controller.exited():
-            self._controller = self._start("controller", ["-m", "reference_scheduler.controllers", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME])
+            disabled = ",".join(b for b in self.broken if b in CONTROLLER_FEATURES)
+            self._controller = self._start("controller", ["-m", "reference_scheduler.controllers", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--disable", disabled])
         conf = without(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF, self.broken)
         key = json.dumps(conf, sort_keys=True)
         if self._scheduler is not None and not self._scheduler.exited() and key == self._conf_key:
@@ -123,18 +134,34 @@ class Reference:
         kube.watch_until(ext.list_custom_resource_definition, established, CRD_TIMEOUT_S, f"CRDs {', '.join(names)} to be Established")
 
     def health(self) -> str | None:
-        for proc in (self._controller, self._scheduler):
+        for proc in (self._webhook, self._controller, self._scheduler):
             if proc is not None and proc.exited():
                 return f"{proc.name} exited with {proc.proc.returncode if proc.proc else '?'}; last log lines:\n{proc.tail()}"
         return None
 
     def stop(self) -> None:
-        for proc in (self._scheduler, self._controller):
+        for proc in (self._scheduler, self._controller, self._webhook):
             if proc is not None:
                 proc.stop()
-        self._scheduler = self._controller = None
+        if self._webhook is not None and self._cluster is not None:
+            self._unregister_webhook(self._cluster)
+        self._scheduler = self._controller = self._webhook = None
         self._conf_key = None
         self._cluster = None
 
+    def _unregister_webhook(self, cluster: base.ClusterHandle) -> None:
+        """The webhook removes its configurations when it stops; if it died, a leftover one
+        (failure policy Fail) would refuse every Job, so remove them here too."""
+        try:
+            adm = kubernetes.client.AdmissionregistrationV1Api(kube.client(cluster.kubeconfig, cluster.context))
+            for delete, name in ((adm.delete_mutating_webhook_configuration, "vck-reference-mutate"), (adm.delete_validating_webhook_configuration, "vck-reference-validate")):
+                try:
+                    delete(name)
+                except kubernetes.client.ApiException as err:
+                    if err.status != 404:
+                        raise
+        except Exception as err:  # the cluster may already be gone
+            log.debug("webhook cleanup: %s", err)
+
     def logs(self) -> dict[str, pathlib.Path]:
-        return {p.name: p.log_path for p in (self._controller, self._scheduler) if p is not None}
+        return {p.name: p.log_path for p in (self._webhook, self._controller, self._scheduler) if p is not None}

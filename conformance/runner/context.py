@@ -31,6 +31,10 @@ class RunContext:
         self.api = kube.client(self.cluster.kubeconfig, self.cluster.context)
         self.client = resources.Client(self.api)
 
+    def forget_nodes(self) -> None:
+        """The nodes may no longer be as shaped; the next prepare_nodes compares them afresh."""
+        self._node_key = None
+
     def prepare_nodes(self, groups: Sequence[nodes.NodeGroup]) -> None:
         """Make the cluster's kwok nodes exactly the scenario's: keep equal ones, replace the rest."""
         if not self.shapes_nodes:

@@ -91,6 +91,9 @@ def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
     finally:
         rec.stop()
         timeline = rec.timeline()
+        if any(step.action == "node" for step in sc.steps):
+            # The scenario cordoned, tainted or deleted nodes: the next one gets fresh nodes.
+            ctx.forget_nodes()
         try:
             ctx.delete_namespace(namespace)
             for kind, name in step_ctx.created_cluster_objects:

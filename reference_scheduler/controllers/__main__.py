@@ -1,4 +1,9 @@
-"""`python -m reference_scheduler.controllers --kubeconfig PATH [--scheduler-name volcano]`."""
+"""`python -m reference_scheduler.controllers --kubeconfig PATH [--scheduler-name volcano]`
+
+The job, queue and PodGroup controllers in one process (vc-controller-manager's role).
+`--disable` switches features off to build the broken controller the kit's tests need:
+policies, job-plugins, dependson, ttl, commands, queue, podgroup.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,10 @@ import argparse
 import logging
 import signal
 import sys
+import threading
+import time
 
+from reference_scheduler.controllers import podgroup, queue
 from reference_scheduler.controllers.job import controller
 from reference_scheduler.kube import client
 
@@ -18,27 +26,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="reference-controllers", description=__doc__)
     parser.add_argument("--kubeconfig", default=None)
     parser.add_argument("--scheduler-name", default="volcano")
+    parser.add_argument("--disable", default="", help="comma list of features to switch off")
     parser.add_argument("--log-level", default="info")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    stop = {"now": False}
-
-    def on_signal(signum: int, frame: object) -> None:
-        stop["now"] = True
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    jobs = controller.JobController(client.api_client(args.kubeconfig))
+    disabled = {x.strip() for x in args.disable.split(",") if x.strip()}
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    api = client.api_client(args.kubeconfig)
+    jobs = controller.JobController(api, controller.Features.without(disabled))
+    queues = queue.QueueController(api, jobs.changed, jobs.podgroups, jobs.commands)
+    groups = podgroup.PodGroupController(api, jobs.pods, jobs.podgroups, args.scheduler_name)
+    queues.queues.start()
     jobs.start()
-    log.info("ready: job controller")
-    while not stop["now"]:
-        # Level-triggered: every change (and a periodic resync) reconciles every Job.
-        jobs.changed.wait(RESYNC_S)
+    if not queues.queues.synced.wait(60):
+        raise TimeoutError("the queues cache did not sync within 60s")
+    log.info("ready: job, queue and podgroup controllers (disabled: %s)", ",".join(sorted(disabled)) or "none")
+    while not stop.is_set():
+        # Level-triggered: every change, a due timer (policy timeouts, TTLs) or a periodic resync
+        # reconciles everything from the caches.
+        wait = RESYNC_S if jobs.next_wake is None else max(0.05, min(RESYNC_S, jobs.next_wake - time.time()))
+        jobs.changed.wait(wait)
         jobs.changed.clear()
-        try:
-            jobs.reconcile_all()
-        except Exception:
-            log.exception("reconcile failed")
+        if stop.is_set():
+            break
+        for name, loop in (("job", jobs.reconcile_all), ("queue", queues.reconcile_all), ("podgroup", groups.reconcile_all)):
+            if name in disabled:
+                continue
+            try:
+                loop()
+            except Exception:
+                log.exception("%s reconcile failed", name)
     return 0
 
 

@@ -19,8 +19,11 @@ WATCH_TIMEOUT_S = 30
 
 
 class Store:
-    def __init__(self, name: str, lister: Callable[..., Any], changed: threading.Event) -> None:
+    def __init__(self, name: str, lister: Callable[..., Any], changed: threading.Event, on_delete: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.name = name
+        # Called with the last state of an object the watch reports deleted (the job controller
+        # turns a deleted pod into a PodEvicted event).
+        self.on_delete = on_delete
         self.lister = lister
         self.changed = changed
         self.lock = threading.Lock()
@@ -42,6 +45,10 @@ class Store:
         with self.lock:
             return self.items.get((namespace, name))
 
+    def forget(self, namespace: str, name: str) -> None:
+        with self.lock:
+            self.items.pop((namespace, name), None)
+
     def put(self, obj: dict[str, Any]) -> None:
         """Record our own write at once, so the next cycle does not act on a stale copy."""
         meta = obj["metadata"]
@@ -58,6 +65,8 @@ class Store:
                 self.items.pop(key, None)
             else:
                 self.items[key] = obj
+        if kind == "DELETED" and self.on_delete is not None:
+            self.on_delete(obj)
         self.changed.set()
 
     def _run(self) -> None:

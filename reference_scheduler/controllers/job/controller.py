@@ -1,144 +1,549 @@
-"""The Job controller: level-triggered reconciliation of each Job from what the cluster holds.
+"""The Job controller: level-triggered and restart-safe.
 
-For each Job: ensure its PodGroup; once the PodGroup has left Pending, ensure every pod of every
-task exists (creating only missing ones, so a restart never duplicates a pod); write the Job's
-status from its pods. Upstream: pkg/controllers/job/job_controller_actions.go, state/*.go.
+Every change (and a periodic resync) reconciles each Job from what the cluster holds: the
+Job's status (phase, version, retryCount are the controller's memory, written to the API), its
+PodGroup and its pods. From them it derives the job's events (a pod failed, was evicted, a task
+completed, the PodGroup went Unknown, a pod pending too long, a bus Command), picks the action
+its policies give (task policies first), and lets the phase machine (states.py) act: create
+the missing pods, kill pods, move the phase. Pods are only ever created under their fixed names,
+so a restart never duplicates one; pods of an older job version never raise events.
+
+Upstream: pkg/controllers/job/job_controller*.go, state/*.go, pkg/controllers/garbagecollector/.
 """
 
 from __future__ import annotations
 
+import calendar
+import dataclasses
 import datetime
+import hashlib
+import json
 import logging
 import threading
+import time
 from typing import Any
 
 import kubernetes
 
-from reference_scheduler.controllers.job import defaults, pods
+from reference_scheduler.controllers.job import defaults, dependson, owned, pods, policies, states
+from reference_scheduler.controllers.job.plugins import builtin
 from reference_scheduler.kube import informer
 
 log = logging.getLogger(__name__)
 BATCH = ("batch.volcano.sh", "v1alpha1")
 SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
+BUS = ("bus.volcano.sh", "v1alpha1")
+FINAL_PHASES = ("Completed", "Failed", "Terminated")
+# Phases after which a job's PodGroup and plugin objects are released.
+RELEASED_PHASES = ("Completed", "Failed", "Terminated", "Aborted")
+JOB_ACTIONS = ("AbortJob", "RestartJob", "ResumeJob", "CompleteJob", "TerminateJob")
 
 
-def _now() -> str:
+def now_rfc3339() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def parse_time(value: str | None) -> float | None:
+    if not value:
+        return None
+    return float(calendar.timegm(time.strptime(value[:19], "%Y-%m-%dT%H:%M:%S")))
+
+
+@dataclasses.dataclass(frozen=True)
+class Evicted:
+    namespace: str
+    job: str
+    task: str
+    pod: str
+    version: int
+    at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Features:
+    """What the controller does; each can be switched off to build the broken controller a suite
+    must fail against (`--disable policies,job-plugins,...`)."""
+
+    policies: bool = True
+    job_plugins: bool = True
+    dependson: bool = True
+    ttl: bool = True
+    commands: bool = True
+
+    @classmethod
+    def without(cls, names: set[str]) -> "Features":
+        return cls(**{f.name: f.name.replace("_", "-") not in names for f in dataclasses.fields(cls)})
+
+
 class JobController:
-    def __init__(self, api: kubernetes.client.ApiClient) -> None:
+    def __init__(self, api: kubernetes.client.ApiClient, features: Features = Features()) -> None:
+        self.features = features
         self.core = kubernetes.client.CoreV1Api(api)
         self.custom = kubernetes.client.CustomObjectsApi(api)
+        self.owned = owned.OwnedObjects(api)
         self.changed = threading.Event()
         self.jobs = informer.Store("jobs", informer.custom_lister(api, *BATCH, "jobs"), self.changed)
         self.podgroups = informer.Store("podgroups", informer.custom_lister(api, *SCHEDULING, "podgroups"), self.changed)
-        self.pods = informer.Store("pods", informer.core_lister(api, "pods"), self.changed)
+        self.pods = informer.Store("pods", informer.core_lister(api, "pods"), self.changed, on_delete=self._pod_deleted)
+        self.commands = informer.Store("commands", informer.custom_lister(api, *BUS, "commands"), self.changed)
+        self._lock = threading.Lock()
+        self._evicted: list[Evicted] = []
+        # Pods this controller deleted (their deletion is not an eviction).
+        self._our_deletions: set[str] = set()
+        # Edge events already acted on, by identity; lost on restart, which only re-raises events
+        # whose action the persisted status already reflects.
+        self._handled: set[str] = set()
+        self._pg_phase_seen: dict[str, str] = {}
+        # Plugin objects ensured per job, by a hash of the job's spec.
+        self._ensured: dict[str, str] = {}
+        self._released: set[str] = set()
+        self.next_wake: float | None = None
+
+    def stores(self) -> tuple[informer.Store, ...]:
+        return (self.jobs, self.podgroups, self.pods, self.commands)
 
     def start(self, timeout_s: float = 60.0) -> None:
-        for store in (self.jobs, self.podgroups, self.pods):
+        for store in self.stores():
             store.start()
-        for store in (self.jobs, self.podgroups, self.pods):
+        for store in self.stores():
             if not store.synced.wait(timeout_s):
                 raise TimeoutError(f"the {store.name} cache did not sync within {timeout_s:.0f}s")
 
+    # --- events from the watch -------------------------------------------------------------------
+    def _pod_deleted(self, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        annotations = meta.get("annotations") or {}
+        with self._lock:
+            if meta.get("uid") in self._our_deletions:
+                self._our_deletions.discard(meta["uid"])
+                return
+            if pods.JOB_NAME not in annotations:
+                return
+            self._evicted.append(Evicted(meta["namespace"], annotations[pods.JOB_NAME], annotations.get(pods.TASK_SPEC, ""), meta["name"], int(annotations.get(pods.JOB_VERSION, "0")), time.time()))
+
+    # --- the loop ------------------------------------------------------------------------------------
     def reconcile_all(self) -> None:
+        self.next_wake = None
         by_job: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for pod in self.pods.snapshot():
-            labels = pod["metadata"].get("labels") or {}
-            if pods.JOB_NAME in labels:
-                by_job.setdefault((pod["metadata"]["namespace"], labels[pods.JOB_NAME]), []).append(pod)
-        for job in self.jobs.snapshot():
-            if job["metadata"].get("deletionTimestamp"):
+            annotations = pod["metadata"].get("annotations") or {}
+            if pods.JOB_NAME in annotations:
+                by_job.setdefault((pod["metadata"]["namespace"], annotations[pods.JOB_NAME]), []).append(pod)
+        commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for cmd in self.commands.snapshot():
+            target = cmd.get("target") or {}
+            if target.get("kind") == "Job" and cmd.get("action") in JOB_ACTIONS:
+                commands.setdefault((cmd["metadata"]["namespace"], target.get("name", "")), []).append(cmd)
+        with self._lock:
+            evicted = list(self._evicted)
+        evicted_by_job: dict[tuple[str, str], list[Evicted]] = {}
+        for e in evicted:
+            evicted_by_job.setdefault((e.namespace, e.job), []).append(e)
+        for raw in self.jobs.snapshot():
+            meta = raw["metadata"]
+            key = (meta["namespace"], meta["name"])
+            if meta.get("deletionTimestamp"):
                 continue
             try:
-                self.reconcile(defaults.with_defaults(job), by_job.get((job["metadata"]["namespace"], job["metadata"]["name"]), []))
+                JobSync(self, defaults.with_defaults(raw), by_job.get(key, []), commands.get(key, []), evicted_by_job.get(key, [])).run()
             except kubernetes.client.ApiException as err:
-                log.warning("job %s/%s: %s %s", job["metadata"]["namespace"], job["metadata"]["name"], err.status, err.reason)
+                # 403 while a namespace terminates and 404/409 after a concurrent change are
+                # ordinary; the next pass sees the new state.
+                level = logging.DEBUG if err.status in (403, 404, 409) else logging.WARNING
+                log.log(level, "job %s/%s: HTTP %s %s", meta["namespace"], meta["name"], err.status, (err.body or err.reason or "")[:300])
+                self.wake_at(time.time() + 1.0)
 
-    def reconcile(self, job: dict[str, Any], job_pods: list[dict[str, Any]]) -> None:
+    def wake_at(self, when: float) -> None:
+        if self.next_wake is None or when < self.next_wake:
+            self.next_wake = when
+
+    def record_event(self, job: dict[str, Any], reason: str, message: str, type_: str = "Normal") -> None:
         meta = job["metadata"]
-        pg = self.podgroups.get(meta["namespace"], pods.podgroup_name(job))
-        if pg is None:
-            pg = self._create_podgroup(job)
-        phase = (pg.get("status") or {}).get("phase") or "Pending"
-        if phase != "Pending":
-            self._sync_pods(job, job_pods)
-        self._write_status(job, job_pods)
-
-    def _create_podgroup(self, job: dict[str, Any]) -> dict[str, Any]:
-        meta, spec = job["metadata"], job["spec"]
         body = {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {"name": pods.podgroup_name(job), "namespace": meta["namespace"], "ownerReferences": [pods.owner(job)], "annotations": {pods.JOB_NAME: meta["name"]}},
-            "spec": {
-                "minMember": int(spec["minAvailable"]),
-                "minTaskMember": {t["name"]: int(t["minAvailable"]) for t in spec.get("tasks") or []},
-                "queue": spec["queue"],
-                "minResources": pods.min_resources(job),
-            },
+            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+            "involvedObject": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]},
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "source": {"component": "vc-controller-manager"},
+            "firstTimestamp": now_rfc3339(),
+            "lastTimestamp": now_rfc3339(),
+            "count": 1,
         }
-        if spec.get("priorityClassName"):
-            body["spec"]["priorityClassName"] = spec["priorityClassName"]
         try:
-            created = self.custom.create_namespaced_custom_object(*SCHEDULING, meta["namespace"], "podgroups", body)
+            self.core.create_namespaced_event(meta["namespace"], body)
         except kubernetes.client.ApiException as err:
-            if err.status != 409:
-                raise
-            created = self.custom.get_namespaced_custom_object(*SCHEDULING, meta["namespace"], "podgroups", body["metadata"]["name"])
-        self.podgroups.put(created)
-        return created
+            log.debug("event on job %s: %s", meta["name"], err.status)
 
-    def _sync_pods(self, job: dict[str, Any], job_pods: list[dict[str, Any]]) -> None:
-        existing = {p["metadata"]["name"] for p in job_pods}
-        for task in job["spec"].get("tasks") or []:
-            for index in range(int(task.get("replicas", 0))):
-                name = pods.pod_name(job["metadata"]["name"], task["name"], index)
-                if name in existing:
+
+class JobSync:
+    """One reconciliation of one Job: the `Ops` the phase machine drives."""
+
+    def __init__(self, ctl: JobController, job: dict[str, Any], job_pods: list[dict[str, Any]], commands: list[dict[str, Any]], evicted: list[Evicted]) -> None:
+        self.ctl = ctl
+        self.job = job
+        self.meta = job["metadata"]
+        self.status = self._initial_status(job)
+        self.pods = {p["metadata"]["name"]: p for p in job_pods}
+        self.commands = commands
+        self.evicted = evicted
+        self.pg = ctl.podgroups.get(self.meta["namespace"], pods.podgroup_name(job))
+        self.plugins = builtin.build(job["spec"].get("plugins")) if ctl.features.job_plugins else []
+
+    @staticmethod
+    def _initial_status(job: dict[str, Any]) -> dict[str, Any]:
+        status = json.loads(json.dumps(job.get("status") or {}))
+        status.setdefault("state", {})
+        status["state"].setdefault("phase", "")
+        status.setdefault("version", 0)
+        status.setdefault("retryCount", 0)
+        status["minAvailable"] = int(job["spec"]["minAvailable"])
+        return status
+
+    @property
+    def version(self) -> int:
+        return int(self.status.get("version", 0))
+
+    @property
+    def phase(self) -> str:
+        return self.status["state"].get("phase") or ""
+
+    # --- one pass ----------------------------------------------------------------------------------
+    def run(self) -> None:
+        if self.phase == "":
+            # A new job: the first status says Pending; nothing else happens until it is written.
+            self.status["state"]["phase"] = "Pending"
+            self._write_status(transition=True)
+            return
+        if self.ctl.features.ttl and self._ttl_expired():
+            return
+        action, req = self._choose_action()
+        self._prune_evictions()
+        if action != policies.SYNC:
+            self.ctl.record_event(self.job, "ExecuteAction", f"Start to execute action {action}")
+        states.execute(self, self.phase, action, req.task if req else "", req.pod if req else "")
+
+    def _ttl_expired(self) -> bool:
+        ttl = self.job["spec"].get("ttlSecondsAfterFinished")
+        if ttl is None or self.phase not in FINAL_PHASES:
+            return False
+        finished = parse_time(self.status["state"].get("lastTransitionTime"))
+        if finished is None:
+            return False
+        due = finished + int(ttl)
+        if time.time() < due:
+            self.ctl.wake_at(due)
+            return False
+        try:
+            self.ctl.custom.delete_namespaced_custom_object(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], body={"propagationPolicy": "Foreground"})
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+        return True
+
+    # --- events and policies -------------------------------------------------------------------
+    @staticmethod
+    def _eviction_id(e: Evicted) -> str:
+        return f"{e.pod}/{e.at}/PodEvicted"
+
+    def _prune_evictions(self) -> None:
+        """Evictions stay queued while a policy's timeout runs; handled or stale ones go."""
+        done = {e for e in self.evicted if e.version != self.version or self._eviction_id(e) in self.ctl._handled}
+        if done:
+            with self.ctl._lock:
+                self.ctl._evicted = [e for e in self.ctl._evicted if e not in done]
+
+    def _requests(self) -> list[tuple[str | None, policies.Request]]:
+        """The job's current events, each with the identity that makes it fire once (None: a
+        condition that holds while it lasts, such as a pod pending too long)."""
+        out: list[tuple[str | None, policies.Request]] = []
+        uid = self.meta["uid"]
+        succeeded_by_task: dict[str, int] = {}
+        for pod in self.pods.values():
+            meta = pod["metadata"]
+            annotations = meta.get("annotations") or {}
+            if meta.get("deletionTimestamp") or int(annotations.get(pods.JOB_VERSION, "-1")) != self.version:
+                continue
+            task = annotations.get(pods.TASK_SPEC, "")
+            phase = (pod.get("status") or {}).get("phase") or "Pending"
+            if phase == "Failed":
+                out.append((f"{meta['uid']}/PodFailed", policies.Request("PodFailed", task, meta["name"], exit_code(pod), finished_at(pod) or time.time())))
+            elif phase == "Succeeded":
+                succeeded_by_task[task] = succeeded_by_task.get(task, 0) + 1
+            elif phase == "Pending":
+                out.append((None, policies.Request("PodPending", task, meta["name"], since=parse_time(meta.get("creationTimestamp")) or time.time())))
+        for task in self.job["spec"].get("tasks") or []:
+            replicas = int(task.get("replicas", 0))
+            if replicas > 0 and succeeded_by_task.get(task["name"], 0) >= replicas:
+                out.append((f"{uid}/{self.version}/{task['name']}/TaskCompleted", policies.Request("TaskCompleted", task["name"])))
+        for e in self.evicted:
+            if e.version == self.version:
+                out.append((self._eviction_id(e), policies.Request("PodEvicted", e.task, e.pod, since=e.at)))
+        pg_phase = ((self.pg or {}).get("status") or {}).get("phase") or ""
+        pg_uid = (self.pg or {}).get("metadata", {}).get("uid", "")
+        seen = self.ctl._pg_phase_seen.get(pg_uid)
+        if pg_uid:
+            self.ctl._pg_phase_seen[pg_uid] = pg_phase
+        if pg_phase == "Unknown" and seen != "Unknown":
+            out.append((f"{pg_uid}/{time.time()}/Unknown", policies.Request("Unknown")))
+        return out
+
+    def _choose_action(self) -> tuple[str, policies.Request | None]:
+        if self.ctl.features.commands and self.commands:
+            cmd = sorted(self.commands, key=lambda c: c["metadata"].get("creationTimestamp") or "")[0]
+            # The Command is consumed first, as vc-controller-manager does; the action follows.
+            try:
+                self.ctl.custom.delete_namespaced_custom_object(*BUS, cmd["metadata"]["namespace"], "commands", cmd["metadata"]["name"])
+            except kubernetes.client.ApiException as err:
+                if err.status != 404:
+                    raise
+            self.ctl.commands.forget(cmd["metadata"]["namespace"], cmd["metadata"]["name"])
+            self.ctl.record_event(self.job, "CommandIssued", f"Start to execute command {cmd['action']}, and clean it up to make sure executed not more than once.")
+            return str(cmd["action"]), None
+        if not self.ctl.features.policies:
+            return policies.SYNC, None
+        now = time.time()
+        for identity, req in self._requests():
+            if identity is not None and identity in self.ctl._handled:
+                continue
+            decision = policies.decide(self.job, req)
+            if decision.action == policies.SYNC:
+                if identity is not None:
+                    self.ctl._handled.add(identity)
+                continue
+            due = req.since + decision.delay_s
+            if decision.delay_s and now < due:
+                self.ctl.wake_at(due)
+                continue
+            if identity is not None:
+                self.ctl._handled.add(identity)
+            return decision.action, req
+        return policies.SYNC, None
+
+    # --- the phase machine's operations ----------------------------------------------------------
+    def _delete_pod(self, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        with self.ctl._lock:
+            self.ctl._our_deletions.add(meta["uid"])
+        try:
+            self.ctl.core.delete_namespaced_pod(meta["name"], meta["namespace"], grace_period_seconds=0)
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+
+    def kill_job(self, retain: str, update: states.UpdateFn | None) -> None:
+        last_retry = int(self.status.get("retryCount", 0)) >= int(self.job["spec"].get("maxRetry", 3)) - 1
+        keep = ("Succeeded", "Failed") if retain == states.RETAIN_SOFT or last_retry else ()
+        counts = new_counts()
+        per_task: dict[str, dict[str, int]] = {}
+        for pod in self.pods.values():
+            phase = (pod.get("status") or {}).get("phase") or "Pending"
+            if pod["metadata"].get("deletionTimestamp"):
+                counts["terminating"] += 1
+                continue
+            if phase in keep:
+                count_pod(pod, counts, per_task)
+                continue
+            self._delete_pod(pod)
+            counts["terminating"] += 1
+        self._finish_kill(counts, per_task, update)
+
+    def kill_target(self, task: str, pod_name: str, update: states.UpdateFn | None) -> None:
+        counts = new_counts()
+        per_task: dict[str, dict[str, int]] = {}
+        for pod in self.pods.values():
+            annotations = pod["metadata"].get("annotations") or {}
+            targeted = annotations.get(pods.TASK_SPEC) == task and (not pod_name or pod["metadata"]["name"] == pod_name)
+            if pod["metadata"].get("deletionTimestamp"):
+                counts["terminating"] += 1
+            elif targeted:
+                self._delete_pod(pod)
+                counts["terminating"] += 1
+            else:
+                count_pod(pod, counts, per_task)
+        self._finish_kill(counts, per_task, update)
+
+    def _finish_kill(self, counts: dict[str, int], per_task: dict[str, dict[str, int]], update: states.UpdateFn | None) -> None:
+        self.status.update(counts)
+        self.status["taskStatusCount"] = {t: {"phase": c} for t, c in sorted(per_task.items())}
+        changed = update(self.status) if update is not None else False
+        if changed:
+            # Pods created from now on belong to a new version; the old ones raise no events.
+            self.status["version"] = self.version + 1
+        self._write_status(transition=changed)
+        if self.phase in RELEASED_PHASES or changed:
+            # Volcano releases the PodGroup whenever it kills; the next sync makes a new one.
+            self._delete_podgroup()
+        if self.phase in RELEASED_PHASES:
+            self._release_plugin_objects()
+
+    def sync_job(self, update: states.UpdateFn | None) -> None:
+        self._ensure_plugin_objects()
+        pg = self._ensure_podgroup()
+        pg_phase = ((pg or {}).get("status") or {}).get("phase") or "Pending"
+        if pg_phase != "Pending":
+            self._sync_pods()
+        counts = new_counts()
+        per_task: dict[str, dict[str, int]] = {}
+        for pod in self.pods.values():
+            if pod["metadata"].get("deletionTimestamp"):
+                counts["terminating"] += 1
+            else:
+                count_pod(pod, counts, per_task)
+        self.status.update(counts)
+        self.status["taskStatusCount"] = {t: {"phase": c} for t, c in sorted(per_task.items())}
+        changed = update(self.status) if update is not None else False
+        self._write_status(transition=changed)
+
+    # --- pods, PodGroup, plugin objects ------------------------------------------------------------
+    def _sync_pods(self) -> None:
+        expected: set[str] = set()
+        for task in self.job["spec"].get("tasks") or []:
+            names = [pods.pod_name(self.meta["name"], task["name"], i) for i in range(int(task.get("replicas", 0)))]
+            expected.update(names)
+            if self.ctl.features.dependson and not dependson.ready_to_start(self.job, task, self.pods):
+                continue
+            for index, name in enumerate(names):
+                if name in self.pods:
                     continue
+                body = pods.make_pod(self.job, task, index, self.version, int(self.status.get("retryCount", 0)))
+                for plugin in self.plugins:
+                    plugin.on_pod_create(body, self.job)
                 try:
-                    created = self.core.create_namespaced_pod(job["metadata"]["namespace"], pods.make_pod(job, task, index), _preload_content=False)
-                    log.debug("created pod %s (%s)", name, created.status)
+                    created = self.ctl.core.create_namespaced_pod(self.meta["namespace"], body)
+                    self.pods[name] = self.ctl.core.api_client.sanitize_for_serialization(created)
                 except kubernetes.client.ApiException as err:
                     if err.status != 409:
                         raise
+        for name, pod in list(self.pods.items()):
+            # Scaled down, or a task removed: its pods go (newest index first does not matter here).
+            if name not in expected and not pod["metadata"].get("deletionTimestamp"):
+                self._delete_pod(pod)
+                pod["metadata"]["deletionTimestamp"] = now_rfc3339()
 
-    def _write_status(self, job: dict[str, Any], job_pods: list[dict[str, Any]]) -> None:
-        counts = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0}
-        per_task: dict[str, dict[str, int]] = {}
-        for pod in job_pods:
-            phase = (pod.get("status") or {}).get("phase") or "Pending"
-            key = "terminating" if pod["metadata"].get("deletionTimestamp") else phase.lower()
-            counts[key if key in counts else "unknown"] += 1
-            task = (pod["metadata"].get("labels") or {}).get(pods.TASK_SPEC, "")
-            per_task.setdefault(task, {}).setdefault(phase, 0)
-            per_task[task][phase] += 1
-        spec = job["spec"]
-        status = dict(job.get("status") or {})
-        old_phase = (status.get("state") or {}).get("phase") or ""
-        total = sum(int(t.get("replicas", 0)) for t in spec.get("tasks") or [])
-        min_available = int(spec["minAvailable"])
-        finished = counts["succeeded"] + counts["failed"]
-        phase = old_phase or "Pending"
-        if phase in ("Pending", "Running"):
-            if spec.get("minSuccess") and counts["succeeded"] >= int(spec["minSuccess"]):
-                phase = "Completed"
-            elif total and finished == total and len(job_pods) >= total:
-                phase = "Completed" if counts["succeeded"] >= min_available else "Failed"
-            elif counts["running"] + counts["succeeded"] >= min_available and min_available > 0:
-                phase = "Running"
-        new = {
-            **status,
-            **counts,
-            "minAvailable": min_available,
-            "taskStatusCount": {t: {"phase": c} for t, c in sorted(per_task.items())},
-            "state": dict(status.get("state") or {}, phase=phase),
+    def _ensure_podgroup(self) -> dict[str, Any] | None:
+        spec = self.job["spec"]
+        want = {
+            "minMember": int(spec["minAvailable"]),
+            "minTaskMember": {t["name"]: int(t["minAvailable"]) for t in spec.get("tasks") or []},
+            "queue": spec["queue"],
+            "minResources": pods.min_resources(self.job),
         }
-        if phase != old_phase:
-            new["state"]["lastTransitionTime"] = _now()
-            new["conditions"] = list(status.get("conditions") or []) + [{"status": phase, "lastTransitionTime": _now()}]
-        if new == status:
+        if spec.get("priorityClassName"):
+            want["priorityClassName"] = spec["priorityClassName"]
+        if spec.get("networkTopology"):
+            want["networkTopology"] = spec["networkTopology"]
+        ns, name = self.meta["namespace"], pods.podgroup_name(self.job)
+        if self.pg is None:
+            body = {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": name, "namespace": ns, "ownerReferences": [pods.owner(self.job)], "annotations": {pods.JOB_NAME: self.meta["name"]}},
+                "spec": want,
+            }
+            try:
+                self.pg = self.ctl.custom.create_namespaced_custom_object(*SCHEDULING, ns, "podgroups", body)
+            except kubernetes.client.ApiException as err:
+                if err.status != 409:
+                    raise
+                self.pg = self.ctl.custom.get_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name)
+            self.ctl.podgroups.put(self.pg)
+            return self.pg
+        current = self.pg.get("spec") or {}
+        if any(current.get(k) != v for k, v in want.items() if k in ("minMember", "minTaskMember", "minResources")):
+            # Elastic scaling changed the gang: the PodGroup follows the job.
+            self.pg = self.ctl.custom.patch_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name, {"spec": {k: want[k] for k in ("minMember", "minTaskMember", "minResources")}})
+            self.ctl.podgroups.put(self.pg)
+        return self.pg
+
+    def _delete_podgroup(self) -> None:
+        ns, name = self.meta["namespace"], pods.podgroup_name(self.job)
+        if self.pg is None:
             return
-        updated = self.custom.patch_namespaced_custom_object_status(*BATCH, job["metadata"]["namespace"], "jobs", job["metadata"]["name"], {"status": new})
-        self.jobs.put(updated)
+        try:
+            self.ctl.custom.delete_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name)
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+        self.ctl.podgroups.forget(ns, name)
+        self.pg = None
+
+    def _spec_hash(self) -> str:
+        return hashlib.sha1(json.dumps([self.meta["uid"], self.job["spec"].get("tasks"), self.job["spec"].get("plugins")], sort_keys=True).encode()).hexdigest()
+
+    def _ensure_plugin_objects(self) -> None:
+        key = f"{self.meta['namespace']}/{self.meta['name']}"
+        digest = self._spec_hash()
+        if self.ctl._ensured.get(key) == digest:
+            return
+        for plugin in self.plugins:
+            for body in plugin.objects(self.job):
+                self.ctl.owned.ensure(body)
+        self.ctl._ensured[key] = digest
+
+    def _release_plugin_objects(self) -> None:
+        key = f"{self.meta['namespace']}/{self.meta['name']}"
+        self.ctl._ensured.pop(key, None)
+        released = f"{self.meta['uid']}/{self.version}"
+        if released in self.ctl._released:
+            return
+        self.ctl._released.add(released)
+        for plugin in self.plugins:
+            if plugin.name == "ssh":
+                continue  # the keys stay until the job is deleted (owner references remove them)
+            for body in plugin.objects(self.job):
+                self.ctl.owned.delete(body["kind"], self.meta["namespace"], body["metadata"]["name"])
+
+    # --- status --------------------------------------------------------------------------------------
+    def _write_status(self, transition: bool) -> None:
+        before = self.job.get("status") or {}
+        if transition:
+            stamp = now_rfc3339()
+            self.status["state"]["lastTransitionTime"] = stamp
+            self.status["conditions"] = list(self.status.get("conditions") or []) + [{"status": self.phase, "lastTransitionTime": stamp}]
+        if self.status == before:
+            return
+        patch = {"status": merge_patch(before, self.status)}
+        updated = self.ctl.custom.patch_namespaced_custom_object_status(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], patch)
+        self.ctl.jobs.put(updated)
+        self.job["status"] = updated.get("status")
+
+
+def merge_patch(old: Any, new: Any) -> Any:
+    """A JSON merge patch from old to new: keys that disappeared are set to null (a plain merge
+    would keep, say, a task's stale phase counts)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    out: dict[str, Any] = {k: None for k in old if k not in new}
+    for key, value in new.items():
+        out[key] = merge_patch(old.get(key), value) if key in old else value
+    return out
+
+
+def new_counts() -> dict[str, int]:
+    return {"pending": 0, "running": 0, "succeeded": 0, "failed": 0, "terminating": 0, "unknown": 0}
+
+
+def count_pod(pod: dict[str, Any], counts: dict[str, int], per_task: dict[str, dict[str, int]]) -> None:
+    phase = (pod.get("status") or {}).get("phase") or "Pending"
+    key = phase.lower()
+    counts[key if key in counts else "unknown"] += 1
+    task = (pod["metadata"].get("annotations") or {}).get(pods.TASK_SPEC, "")
+    per_task.setdefault(task, {}).setdefault(phase, 0)
+    per_task[task][phase] += 1
+
+
+def exit_code(pod: dict[str, Any]) -> int | None:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    if not statuses:
+        return None
+    terminated = (statuses[0].get("state") or {}).get("terminated") or {}
+    code = terminated.get("exitCode")
+    return int(code) if code is not None else None
+
+
+def finished_at(pod: dict[str, Any]) -> float | None:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    if not statuses:
+        return None
+    return parse_time(((statuses[0].get("state") or {}).get("terminated") or {}).get("finishedAt"))

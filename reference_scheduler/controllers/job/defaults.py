@@ -1,5 +1,6 @@
-"""Volcano's admission defaults, applied to the controller's copy of a Job (the webhook writes
-them into the object; this slice applies them in memory until the webhook exists).
+"""Volcano's Job defaults. The mutating webhook writes them into the object at creation; the
+controller applies the same function to its copy, so a Job admitted without the webhook (or by
+another implementation's webhook) is still handled the same way.
 
 Upstream: pkg/webhooks/admission/jobs/mutate/mutate_job.go.
 """
@@ -12,25 +13,40 @@ from typing import Any
 DEFAULT_QUEUE = "default"
 DEFAULT_SCHEDULER = "volcano"
 DEFAULT_MAX_RETRY = 3
+# Frameworks whose pods find each other through the svc plugin; mpi also needs ssh.
+NEEDS_SVC = ("tensorflow", "mpi", "pytorch", "ray")
 
 
-def with_defaults(job: dict[str, Any]) -> dict[str, Any]:
+def with_defaults(job: dict[str, Any], scheduler_name: str = DEFAULT_SCHEDULER) -> dict[str, Any]:
     job = copy.deepcopy(job)
     spec = job.setdefault("spec", {})
-    spec.setdefault("queue", DEFAULT_QUEUE)
     if not spec.get("queue"):
         spec["queue"] = DEFAULT_QUEUE
     if not spec.get("schedulerName"):
-        spec["schedulerName"] = DEFAULT_SCHEDULER
-    spec.setdefault("maxRetry", DEFAULT_MAX_RETRY)
+        spec["schedulerName"] = scheduler_name
+    if not spec.get("maxRetry"):
+        spec["maxRetry"] = DEFAULT_MAX_RETRY
     total = 0
     for i, task in enumerate(spec.get("tasks") or []):
         if not task.get("name"):
             task["name"] = f"default{i}"
-        task.setdefault("replicas", 1)
+        task.setdefault("replicas", 0)
+        template_spec = (task.get("template") or {}).get("spec") or {}
+        if template_spec.get("hostNetwork") and not template_spec.get("dnsPolicy"):
+            template_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
         if task.get("minAvailable") is None:
             task["minAvailable"] = task["replicas"]
+        if not task.get("maxRetry"):
+            task["maxRetry"] = DEFAULT_MAX_RETRY
         total += int(task["minAvailable"])
-    if spec.get("minAvailable") is None:
+    if not spec.get("minAvailable"):
         spec["minAvailable"] = total
+    plugins = spec.get("plugins")
+    if plugins is not None:
+        plugins = dict(plugins)
+        if any(name in plugins for name in NEEDS_SVC):
+            plugins.setdefault("svc", [])
+        if "mpi" in plugins:
+            plugins.setdefault("ssh", [])
+        spec["plugins"] = plugins
     return job

@@ -33,7 +33,7 @@ def owner(job: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": job["metadata"]["name"], "uid": job["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
 
 
-def make_pod(job: dict[str, Any], task: dict[str, Any], index: int) -> dict[str, Any]:
+def make_pod(job: dict[str, Any], task: dict[str, Any], index: int, version: int, retry_count: int) -> dict[str, Any]:
     meta = job["metadata"]
     spec = job["spec"]
     template = copy.deepcopy(task.get("template") or {})
@@ -43,6 +43,8 @@ def make_pod(job: dict[str, Any], task: dict[str, Any], index: int) -> dict[str,
         pod_spec["schedulerName"] = spec["schedulerName"]
     if not pod_spec.get("priorityClassName") and spec.get("priorityClassName"):
         pod_spec["priorityClassName"] = spec["priorityClassName"]
+    if task.get("topologyPolicy"):
+        pod_meta.setdefault("annotations", {})["volcano.sh/numa-topology-policy"] = task["topologyPolicy"]
     annotations = dict(pod_meta.get("annotations") or {})
     annotations.update({
         TASK_INDEX: str(index),
@@ -50,9 +52,9 @@ def make_pod(job: dict[str, Any], task: dict[str, Any], index: int) -> dict[str,
         GROUP_NAME: podgroup_name(job),
         JOB_NAME: meta["name"],
         QUEUE_NAME: spec["queue"],
-        JOB_VERSION: str((job.get("status") or {}).get("version", 0)),
+        JOB_VERSION: str(version),
         TEMPLATE_KEY: f"{meta['name']}-{task['name']}",
-        RETRY_COUNT: str((job.get("status") or {}).get("retryCount", 0)),
+        RETRY_COUNT: str(retry_count),
     })
     labels = dict(pod_meta.get("labels") or {})
     labels.update({TASK_INDEX: str(index), JOB_NAME: meta["name"], TASK_SPEC: task["name"], JOB_NAMESPACE: meta["namespace"], QUEUE_NAME: spec["queue"]})

@@ -1,0 +1,109 @@
+"""The PodGroup controller for pods that no Volcano Job owns: a pod (of a k8s Job, a Deployment's
+ReplicaSet, a StatefulSet, or bare) whose schedulerName is the scheduler's gets a PodGroup
+`podgroup-<owner uid>` (minMember from the owner's `scheduling.volcano.sh/group-min-member`
+annotation, else 1; queue from the pod's `scheduling.volcano.sh/queue-name`) and the annotation
+naming it.
+
+Upstream: pkg/controllers/podgroup/pg_controller_handler.go.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kubernetes
+
+from reference_scheduler.kube import informer
+from reference_scheduler.scheduler.api import resource
+
+log = logging.getLogger(__name__)
+SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
+GROUP_NAME = "scheduling.k8s.io/group-name"
+MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
+QUEUE_NAME = "scheduling.volcano.sh/queue-name"
+
+
+class PodGroupController:
+    def __init__(self, api: kubernetes.client.ApiClient, pods: informer.Store, podgroups: informer.Store, scheduler_name: str) -> None:
+        self.core = kubernetes.client.CoreV1Api(api)
+        self.apps = kubernetes.client.AppsV1Api(api)
+        self.batch = kubernetes.client.BatchV1Api(api)
+        self.custom = kubernetes.client.CustomObjectsApi(api)
+        self.pods = pods
+        self.podgroups = podgroups
+        self.scheduler_name = scheduler_name
+        self._owner_annotations: dict[str, dict[str, str]] = {}
+
+    def reconcile_all(self) -> None:
+        for pod in self.pods.snapshot():
+            meta = pod["metadata"]
+            if (pod.get("spec") or {}).get("schedulerName") != self.scheduler_name:
+                continue
+            if (meta.get("annotations") or {}).get(GROUP_NAME) or meta.get("deletionTimestamp"):
+                continue
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            try:
+                self._adopt(pod)
+            except kubernetes.client.ApiException as err:
+                log.warning("pod %s/%s: HTTP %s %s", meta["namespace"], meta["name"], err.status, err.reason)
+
+    def _controller_owner(self, pod: dict[str, Any]) -> dict[str, Any] | None:
+        return next((o for o in pod["metadata"].get("ownerReferences") or [] if o.get("controller")), None)
+
+    def _upper_annotations(self, pod: dict[str, Any], owner: dict[str, Any] | None) -> dict[str, str]:
+        """The annotations of the workload above the pod (a ReplicaSet's Deployment, a Job)."""
+        if owner is None:
+            return {}
+        if owner["uid"] in self._owner_annotations:
+            return self._owner_annotations[owner["uid"]]
+        ns = pod["metadata"]["namespace"]
+        annotations: dict[str, str] = {}
+        try:
+            if owner["kind"] == "ReplicaSet":
+                rs = self.apps.read_namespaced_replica_set(owner["name"], ns)
+                annotations = dict(rs.metadata.annotations or {})
+                top = next((o for o in rs.metadata.owner_references or [] if o.controller), None)
+                if top is not None and top.kind == "Deployment":
+                    annotations = {**dict(self.apps.read_namespaced_deployment(top.name, ns).metadata.annotations or {}), **annotations}
+            elif owner["kind"] == "Job":
+                annotations = dict(self.batch.read_namespaced_job(owner["name"], ns).metadata.annotations or {})
+            elif owner["kind"] == "StatefulSet":
+                annotations = dict(self.apps.read_namespaced_stateful_set(owner["name"], ns).metadata.annotations or {})
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+        self._owner_annotations[owner["uid"]] = annotations
+        return annotations
+
+    def _adopt(self, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        owner = self._controller_owner(pod)
+        name = f"podgroup-{owner['uid'] if owner else meta['uid']}"
+        if self.podgroups.get(meta["namespace"], name) is None:
+            upper = self._upper_annotations(pod, owner)
+            try:
+                min_member = max(1, int(upper.get(MIN_MEMBER, "1")))
+            except ValueError:
+                min_member = 1
+            per_pod = resource.Resource.of_pod({"spec": pod.get("spec") or {}})
+            total = resource.Resource()
+            for _ in range(min_member):
+                total.add(per_pod)
+            spec: dict[str, Any] = {
+                "minMember": min_member,
+                "minResources": {k: (f"{int(round(v))}m" if k == "cpu" else str(int(round(v)))) for k, v in total.values.items()},
+                "queue": (meta.get("annotations") or {}).get(QUEUE_NAME) or upper.get(QUEUE_NAME) or "default",
+            }
+            if (pod.get("spec") or {}).get("priorityClassName"):
+                spec["priorityClassName"] = pod["spec"]["priorityClassName"]
+            refs = [owner] if owner else [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"], "controller": True}]
+            body = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": name, "namespace": meta["namespace"], "ownerReferences": refs}, "spec": spec, "status": {"phase": "Pending"}}
+            try:
+                created = self.custom.create_namespaced_custom_object(*SCHEDULING, meta["namespace"], "podgroups", body)
+                self.podgroups.put(created)
+            except kubernetes.client.ApiException as err:
+                if err.status != 409:
+                    raise
+        self.core.patch_namespaced_pod(meta["name"], meta["namespace"], {"metadata": {"annotations": {GROUP_NAME: name}}})

@@ -1,0 +1,67 @@
+"""AdmissionReview in, AdmissionReview out: which handler a path calls and how it answers."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Callable, Mapping
+
+from reference_scheduler.controllers.job import defaults
+from reference_scheduler.webhooks import mutate_queue, validate_job
+
+Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+def _allowed(uid: str) -> dict[str, Any]:
+    return {"uid": uid, "allowed": True}
+
+
+def _refused(uid: str, message: str) -> dict[str, Any]:
+    return {"uid": uid, "allowed": False, "status": {"message": message, "code": 400, "reason": "BadRequest"}}
+
+
+def _patched(uid: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    if before.get("spec") == after.get("spec"):
+        return _allowed(uid)
+    patch = [{"op": "replace" if "spec" in before else "add", "path": "/spec", "value": after["spec"]}]
+    return {"uid": uid, "allowed": True, "patchType": "JSONPatch", "patch": base64.b64encode(json.dumps(patch).encode()).decode()}
+
+
+class Handlers:
+    def __init__(self, queue: validate_job.QueueLookup, queues: validate_job.QueueList, scheduler_name: str, disabled: frozenset[str] = frozenset()) -> None:
+        self.queue = queue
+        self.queues = queues
+        self.scheduler_name = scheduler_name
+        self.disabled = disabled
+
+    def routes(self) -> dict[str, Handler]:
+        return {"/jobs/mutate": self.mutate_job, "/jobs/validate": self.validate_job, "/queues/mutate": self.mutate_queue}
+
+    def mutate_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        job = request["object"]
+        if request.get("operation") != "CREATE" or "defaults" in self.disabled:
+            return _allowed(request["uid"])
+        return _patched(request["uid"], job, defaults.with_defaults(job, self.scheduler_name))
+
+    def validate_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        if "validation" in self.disabled:
+            return _allowed(request["uid"])
+        if request.get("operation") == "CREATE":
+            message = validate_job.validate_create(request["object"], self.queue, self.queues)
+        elif request.get("operation") == "UPDATE":
+            message = validate_job.validate_update(request["oldObject"], request["object"])
+        else:
+            message = ""
+        return _refused(request["uid"], message) if message else _allowed(request["uid"])
+
+    def mutate_queue(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        queue = request["object"]
+        if request.get("operation") != "CREATE" or "defaults" in self.disabled:
+            return _allowed(request["uid"])
+        return _patched(request["uid"], queue, mutate_queue.with_defaults(queue))
+
+
+def answer(handler: Handler, body: bytes) -> bytes:
+    review = json.loads(body)
+    response = handler(review["request"])
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}).encode()

@@ -1,0 +1,225 @@
+"""Why a Job is refused: each rule of Volcano's job admission, with its reason.
+
+Upstream: pkg/webhooks/admission/jobs/validate/admit_job.go and util.go. The reasons keep the
+phrases Volcano's users see (`duplicated task name`, `must not specify event and exitCode
+simultaneously`, ...) since scenarios and users match on them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Mapping, Sequence
+
+from reference_scheduler.controllers.job import policies
+from reference_scheduler.controllers.job.plugins import builtin
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
+POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "TerminateJob", "CompleteJob", "ResumeJob")
+QueueLookup = Callable[[str], Mapping[str, Any] | None]
+QueueList = Callable[[], Sequence[Mapping[str, Any]]]
+
+
+def dns1123_label_errors(value: str) -> str | None:
+    if len(value) > 63:
+        return f"must be no more than 63 characters: {value!r}"
+    if not DNS1123_LABEL.match(value):
+        return f"a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character: {value!r}"
+    return None
+
+
+def qualified_name_errors(value: str) -> str | None:
+    if len(value) > 63:
+        return f"name part must be no more than 63 characters: {value!r}"
+    if not QUALIFIED_NAME.match(value):
+        return f"name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character: {value!r}"
+    return None
+
+
+def policy_errors(items: Sequence[Mapping[str, Any]]) -> str | None:
+    seen_events: set[str] = set()
+    seen_codes: set[int] = set()
+    for policy in items:
+        events = policies.events_of(policy)
+        has_code = policy.get("exitCode") is not None
+        if events and has_code:
+            return "must not specify event and exitCode simultaneously"
+        if not events and not has_code:
+            return "either event and exitCode should be specified"
+        if events:
+            for event in events:
+                if event not in POLICY_EVENTS:
+                    return f"Invalid value: {event!r}: invalid policy event"
+                if policy.get("action") not in POLICY_ACTIONS:
+                    return f"Invalid value: {policy.get('action')!r}: invalid policy action"
+                if event in seen_events:
+                    return f"duplicate event {event}  across different policy"
+                seen_events.add(event)
+        else:
+            code = int(policy["exitCode"])
+            if code == 0:
+                return "0 is not a valid error code"
+            if code in seen_codes:
+                return f"duplicate exitCode {code}"
+            seen_codes.add(code)
+            if policy.get("action") not in POLICY_ACTIONS:
+                return f"Invalid value: {policy.get('action')!r}: invalid policy action"
+    if "*" in seen_events and len(seen_events) > 1:
+        return "if there's * here, no other policy should be here"
+    return None
+
+
+def _valid_lists() -> str:
+    return f" valid events are {list(POLICY_EVENTS)}, valid actions are {list(POLICY_ACTIONS)};"
+
+
+def volume_errors(volumes: Sequence[Mapping[str, Any]]) -> str | None:
+    paths: set[str] = set()
+    for volume in volumes:
+        path = volume.get("mountPath") or ""
+        if not path:
+            return " mountPath is required;"
+        if path in paths:
+            return f" duplicated mountPath: {path};"
+        if not volume.get("volumeClaim") and not volume.get("volumeClaimName"):
+            return " either VolumeClaim or VolumeClaimName must be specified;"
+        if volume.get("volumeClaimName") and volume.get("volumeClaim"):
+            return " conflict: If you want to use an existing PVC, just specify VolumeClaimName. If you want to create a new PVC, you do not need to specify VolumeClaimName;"
+        paths.add(path)
+    return None
+
+
+def _has_cycle(tasks: Sequence[Mapping[str, Any]]) -> bool:
+    graph = {t.get("name", ""): list((t.get("dependsOn") or {}).get("name") or []) for t in tasks}
+    state: dict[str, int] = {}
+
+    def visit(node: str) -> bool:
+        if state.get(node) == 1:
+            return True
+        if state.get(node) == 2 or node not in graph:
+            return False
+        state[node] = 1
+        if any(visit(n) for n in graph[node]):
+            return True
+        state[node] = 2
+        return False
+
+    return any(visit(n) for n in graph)
+
+
+def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueList, head_task_required: bool = True) -> str:
+    """The reason a new Job is refused, or '' when it is admitted."""
+    spec = job.get("spec") or {}
+    name = (job.get("metadata") or {}).get("name", "")
+    if int(spec.get("minAvailable") or 0) < 0:
+        return "job 'minAvailable' must be >= 0."
+    if int(spec.get("maxRetry") or 0) < 0:
+        return "'maxRetry' cannot be less than zero."
+    if spec.get("ttlSecondsAfterFinished") is not None and int(spec["ttlSecondsAfterFinished"]) < 0:
+        return "'ttlSecondsAfterFinished' cannot be less than zero."
+    tasks = spec.get("tasks") or []
+    if not tasks:
+        return "No task specified in job spec"
+    plugins = spec.get("plugins") or {}
+    names = {t.get("name") for t in tasks}
+    for plugin, role_flags in (("mpi", (("master", "master"), ("worker", "worker"))),):
+        if plugin in plugins:
+            flags = builtin.Mpi(plugin, list(plugins[plugin] or [])).flags
+            for flag, label in role_flags:
+                if getattr(flags, flag) not in names:
+                    return f"The specified mpi {label} task was not found"
+    if head_task_required and "ray" in plugins:
+        # SHOULD (upstream proposal volcano-sh/volcano PR 5659): refuse a ray job without its head.
+        head = builtin.Ray("ray", list(plugins["ray"] or [])).flags.head
+        if head not in names:
+            return f"the ray plugin needs a head task named {head!r}; job {name} has none"
+    msg = ""
+    seen: set[str] = set()
+    total = 0
+    for task in tasks:
+        tname = task.get("name", "")
+        replicas = int(task.get("replicas") or 0)
+        if replicas < 0:
+            msg += f" 'replicas' < 0 in task: {tname}, job: {name};"
+        if task.get("minAvailable") is not None:
+            tmin = int(task["minAvailable"])
+            if tmin < 0:
+                msg += f" 'minAvailable' < 0 in task: {tname}, job: {name};"
+            elif tmin > replicas:
+                msg += f" 'minAvailable' is greater than 'replicas' in task: {tname}, job: {name};"
+        total += replicas
+        err = dns1123_label_errors(tname)
+        if err:
+            msg += f" [{err}];"
+        if tname in seen:
+            msg += f" duplicated task name {tname};"
+            break
+        seen.add(tname)
+        err = policy_errors(task.get("policies") or [])
+        if err:
+            msg += err + _valid_lists()
+        if not ((task.get("template") or {}).get("spec") or {}).get("containers"):
+            msg += f" spec.task[{tasks.index(task)}].template.spec.containers: Required value;"
+    err = qualified_name_errors(name)
+    if err:
+        msg += f" create job with name {name} validate failed [{err}]"
+    if total < int(spec.get("minAvailable") or 0):
+        msg += " job 'minAvailable' should not be greater than total replicas in tasks;"
+    err = policy_errors(spec.get("policies") or [])
+    if err:
+        msg += err + _valid_lists()
+    for plugin in plugins:
+        if plugin not in builtin.KNOWN:
+            msg += f" unable to find job plugin: {plugin};"
+    err = volume_errors(spec.get("volumes") or [])
+    if err:
+        msg += err
+    queue_name = spec.get("queue") or "default"
+    q = queue(queue_name)
+    if q is None:
+        msg += f' unable to find job queue: queue.scheduling.volcano.sh "{queue_name}" not found;'
+    else:
+        state = (q.get("status") or {}).get("state") or "Open"
+        if state != "Open":
+            msg += f" can only submit job to queue with state `Open`, queue `{queue_name}` status is `{state}`;"
+        if queue_name == "root":
+            msg += " can not submit job to root queue;"
+        else:
+            children = [c for c in queues() if (c.get("spec") or {}).get("parent") == queue_name]
+            if children:
+                msg += f" can only submit job to leaf queue, queue `{queue_name}` has {len(children)} child queues;"
+    if any(t.get("dependsOn") for t in tasks) and _has_cycle(tasks):
+        msg += " job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG);"
+    return msg.strip()
+
+
+def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Only minAvailable, task replicas and priorityClassName may change (elastic scaling)."""
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    total = 0
+    for task in new_spec.get("tasks") or []:
+        replicas = int(task.get("replicas") or 0)
+        if replicas < 0:
+            return f"'replicas' must be >= 0 in task: {task.get('name')}"
+        if task.get("minAvailable") is not None:
+            if int(task["minAvailable"]) < 0:
+                return f"'minAvailable' must be >= 0 in task: {task.get('name')}"
+            if int(task["minAvailable"]) > replicas:
+                return f"'minAvailable' must be <= 'replicas' in task: {task.get('name')}"
+        total += replicas
+    if int(new_spec.get("minAvailable") or 0) > total:
+        return "job 'minAvailable' must not be greater than total replicas"
+    if int(new_spec.get("minAvailable") or 0) < 0:
+        return "job 'minAvailable' must be >= 0"
+    if len(old_spec.get("tasks") or []) != len(new_spec.get("tasks") or []):
+        return "job updates may not add or remove tasks"
+
+    def frozen(spec: Mapping[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in spec.items() if k not in ("minAvailable", "priorityClassName")}
+        out["tasks"] = [{k: v for k, v in t.items() if k not in ("replicas", "minAvailable")} for t in spec.get("tasks") or []]
+        return out
+
+    if frozen(new_spec) != frozen(old_spec):
+        return "job updates may not change fields other than `minAvailable`, `tasks[*].replicas under spec` and `PriorityClassName`"
+    return ""

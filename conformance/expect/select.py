@@ -58,14 +58,17 @@ def resolve(view: recorder.View, ref: Mapping[str, Any]) -> Mapping[str, Any] | 
     return None
 
 
-_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[([^=\]]+)=([^\]]*)\]")
+# key | ["key.with.dots"] | [index] | [field=value]
+_SEGMENT = re.compile(r'\["([^"]+)"\]|([^.\[\]]+)|\[(\d+)\]|\[([^=\]]+)=([^\]]*)\]')
 
 
 def field(obj: Any, path: str) -> Any:
-    """The value at `path` (`spec.containers[0].env[name=VC_TASK_INDEX].value`), or MISSING."""
+    """The value at `path` (`spec.containers[0].env[name=VC_TASK_INDEX].value`,
+    `data["worker.host"]`), or MISSING."""
     current = obj
     for match in _SEGMENT.finditer(path):
-        key, index, sel_key, sel_value = match.groups()
+        quoted, key, index, sel_key, sel_value = match.groups()
+        key = quoted if quoted is not None else key
         if key is not None:
             if not isinstance(current, Mapping) or key not in current:
                 return _MISSING

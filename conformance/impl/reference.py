@@ -17,6 +17,7 @@ import copy
 import importlib.util
 import json
 import logging
+import os
 import pathlib
 import sys
 import tempfile
@@ -35,7 +36,7 @@ CRD_TIMEOUT_S = 60.0
 SCHEDULER_NAME = "volcano"
 # Each process logs this once its caches are synced and it acts on the cluster.
 READY_MARKER = r"\bready\b"
-CONTROLLER_FEATURES = ("policies", "job-plugins", "dependson", "ttl", "commands", "queue", "podgroup")
+CONTROLLER_FEATURES = ("policies", "job-plugins", "dependson", "ttl", "commands", "elastic", "queue", "podgroup")
 WEBHOOK_FEATURES = {"admission": "validation", "defaults": "defaults"}
 
 
@@ -56,10 +57,16 @@ def without(conf: Mapping[str, Any], broken: Sequence[str]) -> dict[str, Any]:
 
 
 class Reference:
-    def __init__(self, broken: Sequence[str] = (), workdir: pathlib.Path | None = None) -> None:
+    def __init__(self, broken: Sequence[str] = (), workdir: pathlib.Path | None = None, chaos_seed: int | None = None) -> None:
         self.broken = tuple(broken)
-        self.name = "reference" + (f":broken={','.join(self.broken)}" if self.broken else "")
-        self.workdir = workdir or pathlib.Path(tempfile.mkdtemp(prefix="vck-reference-"))
+        # With a seed, the controller runs under conformance.impl.chaos: killed and restarted at
+        # random moments, to prove it is restart-safe.
+        self.chaos_seed = chaos_seed
+        self.name = "reference" + (f":broken={','.join(self.broken)}" if self.broken else "") + (f":chaos={chaos_seed}" if chaos_seed is not None else "")
+        # VCK_REFERENCE_WORKDIR keeps the processes' logs where a caller (or a test) can read them.
+        env_dir = os.environ.get("VCK_REFERENCE_WORKDIR")
+        self.workdir = workdir or (pathlib.Path(env_dir) if env_dir else pathlib.Path(tempfile.mkdtemp(prefix="vck-reference-")))
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self._cluster: base.ClusterHandle | None = None
         self._conf_key: str | None = None
         self._controller: processes.ManagedProcess | None = None
@@ -86,7 +93,10 @@ class Reference:
             self._webhook = self._start("webhook", ["-m", "reference_scheduler.webhooks", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--cert-dir", str(self.workdir / "webhook-certs"), "--disable", disabled])
         if self._controller is None or self._controller.exited():
             disabled = ",".join(b for b in self.broken if b in CONTROLLER_FEATURES)
-            self._controller = self._start("controller", ["-m", "reference_scheduler.controllers", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--disable", disabled])
+            args = ["-m", "reference_scheduler.controllers", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--disable", disabled]
+            if self.chaos_seed is not None:
+                args = ["-m", "conformance.impl.chaos", "--seed", str(self.chaos_seed), "--", sys.executable, *args]
+            self._controller = self._start("controller", args)
         conf = without(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF, self.broken)
         key = json.dumps(conf, sort_keys=True)
         if self._scheduler is not None and not self._scheduler.exited() and key == self._conf_key:

@@ -2,6 +2,7 @@
 
     reference                    the kit's reference implementation
     reference:broken=gang,...    the same with those plugins/actions removed from its conf
+    reference:chaos=SEED         the same, with its controller killed and restarted at random moments
     preinstalled:PATH            already running; claims read from the capabilities file PATH
 """
 
@@ -11,7 +12,7 @@ import pathlib
 
 from conformance.impl import base, preinstalled, reference
 
-KNOWN = ("reference", "reference:broken=NAMES", "preinstalled:CAPABILITIES_FILE")
+KNOWN = ("reference", "reference:broken=NAMES", "reference:chaos=SEED", "preinstalled:CAPABILITIES_FILE")
 
 
 def implementation(spec: str) -> base.Implementation:
@@ -20,9 +21,11 @@ def implementation(spec: str) -> base.Implementation:
         if not arg:
             return reference.Reference()
         key, _, value = arg.partition("=")
-        if key != "broken" or not value:
-            raise base.ImplementationError(f"--vck-impl {spec!r}: expected reference or reference:broken=PLUGIN[,ACTION...]")
-        return reference.Reference(broken=tuple(v for v in value.split(",") if v))
+        if key == "broken" and value:
+            return reference.Reference(broken=tuple(v for v in value.split(",") if v))
+        if key == "chaos" and value.isdigit():
+            return reference.Reference(chaos_seed=int(value))
+        raise base.ImplementationError(f"--vck-impl {spec!r}: expected reference, reference:broken=PLUGIN[,ACTION...] or reference:chaos=SEED")
     if name == "preinstalled":
         if not arg:
             raise base.ImplementationError("--vck-impl preinstalled needs a capabilities file: preinstalled:PATH")

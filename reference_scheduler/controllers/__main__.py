@@ -2,7 +2,7 @@
 
 The job, queue and PodGroup controllers in one process (vc-controller-manager's role).
 `--disable` switches features off to build the broken controller the kit's tests need:
-policies, job-plugins, dependson, ttl, commands, queue, podgroup.
+policies, job-plugins, dependson, ttl, commands, elastic, queue, podgroup.
 """
 
 from __future__ import annotations

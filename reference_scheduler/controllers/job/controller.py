@@ -69,6 +69,7 @@ class Features:
     dependson: bool = True
     ttl: bool = True
     commands: bool = True
+    elastic: bool = True
 
     @classmethod
     def without(cls, names: set[str]) -> "Features":
@@ -416,8 +417,8 @@ class JobSync:
                     if err.status != 409:
                         raise
         for name, pod in list(self.pods.items()):
-            # Scaled down, or a task removed: its pods go (newest index first does not matter here).
-            if name not in expected and not pod["metadata"].get("deletionTimestamp"):
+            # Scaled down, or a task removed: its pods go.
+            if self.ctl.features.elastic and name not in expected and not pod["metadata"].get("deletionTimestamp"):
                 self._delete_pod(pod)
                 pod["metadata"]["deletionTimestamp"] = now_rfc3339()
 
@@ -450,7 +451,7 @@ class JobSync:
             self.ctl.podgroups.put(self.pg)
             return self.pg
         current = self.pg.get("spec") or {}
-        if any(current.get(k) != v for k, v in want.items() if k in ("minMember", "minTaskMember", "minResources")):
+        if self.ctl.features.elastic and any(current.get(k) != v for k, v in want.items() if k in ("minMember", "minTaskMember", "minResources")):
             # Elastic scaling changed the gang: the PodGroup follows the job.
             self.pg = self.ctl.custom.patch_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name, {"spec": {k: want[k] for k in ("minMember", "minTaskMember", "minResources")}})
             self.ctl.podgroups.put(self.pg)
@@ -474,7 +475,7 @@ class JobSync:
     def _ensure_plugin_objects(self) -> None:
         key = f"{self.meta['namespace']}/{self.meta['name']}"
         digest = self._spec_hash()
-        if self.ctl._ensured.get(key) == digest:
+        if self.ctl._ensured.get(key) == digest or (key in self.ctl._ensured and not self.ctl.features.elastic):
             return
         for plugin in self.plugins:
             for body in plugin.objects(self.job):

@@ -1,0 +1,70 @@
+"""`python -m conformance.impl.chaos --seed N [--min-s 1] [--max-s 4] -- COMMAND...`
+
+Runs COMMAND, and keeps killing it (SIGKILL, no chance to clean up) at random moments and starting
+it again: the way the kit proves an implementation's controller is restart-safe. Its output is
+passed through; `ready` is printed once, when the first child is ready. Each kill is logged as
+`chaos: killed ...`. Stops (and stops the child) on SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+
+READY = re.compile(r"\bready\b")
+
+
+def _pump(child: subprocess.Popen[str], ready: threading.Event) -> None:
+    assert child.stdout is not None
+    for line in child.stdout:
+        sys.stdout.write(line.replace("ready", "child-ready") if ready.is_set() else line)
+        sys.stdout.flush()
+        if READY.search(line):
+            ready.set()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="vck-chaos", description=__doc__)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--min-s", type=float, default=1.0, help="shortest life of a child after it is ready")
+    parser.add_argument("--max-s", type=float, default=4.0, help="longest life of a child after it is ready")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the command to run after --")
+    rng = random.Random(args.seed)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    kills = 0
+    announced = False
+    while not stop.is_set():
+        ready = threading.Event()
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        pump = threading.Thread(target=_pump, args=(child, ready), daemon=True)
+        pump.start()
+        while not ready.wait(0.2):
+            if stop.is_set() or child.poll() is not None:
+                break
+        if ready.is_set() and not announced:
+            print("chaos: ready (first child is ready)", flush=True)
+            announced = True
+        # Live for a random while, then die without warning.
+        stop.wait(rng.uniform(args.min_s, args.max_s))
+        child.kill()
+        child.wait()
+        pump.join(timeout=5)
+        if not stop.is_set():
+            kills += 1
+            print(f"chaos: killed pid {child.pid} (kill {kills})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -277,6 +277,8 @@ class JobSync:
             replicas = int(task.get("replicas", 0))
             if replicas > 0 and succeeded_by_task.get(task["name"], 0) >= replicas:
                 out.append((f"{uid}/{self.version}/{task['name']}/TaskCompleted", policies.Request("TaskCompleted", task["name"])))
+            if self._task_failed(task):
+                out.append((f"{uid}/{self.version}/{task['name']}/TaskFailed", policies.Request("TaskFailed", task["name"])))
         for e in self.evicted:
             if e.version == self.version:
                 out.append((self._eviction_id(e), policies.Request("PodEvicted", e.task, e.pod, since=e.at)))
@@ -288,6 +290,24 @@ class JobSync:
         if pg_phase == "Unknown" and seen != "Unknown":
             out.append((f"{pg_uid}/{time.time()}/Unknown", policies.Request("Unknown")))
         return out
+
+    def _task_failed(self, task: dict[str, Any]) -> bool:
+        """The task's pods that still run (or wait) have restarted maxRetry times in all
+        (upstream: jobCache.TaskFailed; maxRetry -1 means no limit, 0 the default 3)."""
+        max_retry = int(task.get("maxRetry") or 0)
+        if max_retry == -1 or int(task.get("replicas", 0)) == 0:
+            return False
+        max_retry = max_retry or 3
+        restarts = 0
+        for pod in self.pods.values():
+            annotations = pod["metadata"].get("annotations") or {}
+            status = pod.get("status") or {}
+            if annotations.get(pods.TASK_SPEC) != task["name"] or int(annotations.get(pods.JOB_VERSION, "-1")) != self.version:
+                continue
+            if status.get("phase") in ("Running", "Pending") and not pod["metadata"].get("deletionTimestamp"):
+                for c in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+                    restarts += int(c.get("restartCount") or 0)
+        return restarts >= max_retry
 
     def _choose_action(self) -> tuple[str, policies.Request | None]:
         if self.ctl.features.commands and self.commands:

@@ -1,19 +1,24 @@
-"""The scheduler suites written so far (queue, predicates, enqueue) end to end: they pass on the
-reference and fail when the plugin they test is taken out of the scheduler conf."""
+"""The scheduler suites written so far (queue, predicates, enqueue, preempt, reclaim) end to end:
+they pass on the reference, fail when the action or plugin they test is taken out of the scheduler
+conf, and converge when the scheduler is killed in the middle of binding a gang."""
 
 from __future__ import annotations
 
+import collections
 import pathlib
+from typing import Any
 
 import pytest
 
-from tests.test_controller_suites import BROKEN_TIME_SCALE, explain, verdicts, vck_run
+from conformance.scenario import loader
+from tests.test_controller_suites import BROKEN_TIME_SCALE, REPO, explain, verdicts, vck_run
 
 pytestmark = pytest.mark.cluster
+SUITES = "queue,predicates,enqueue,preempt,reclaim"
 
 
 def test_scheduler_suites_pass_on_the_reference(tmp_path: pathlib.Path) -> None:
-    proc, report = vck_run(tmp_path, "--suite", "queue,predicates,enqueue")
+    proc, report = vck_run(tmp_path, "--suite", SUITES, "--jobs", "2")
     assert set(verdicts(report).values()) == {"passed"}, explain(report)
     assert proc.returncode == 0
 
@@ -22,6 +27,9 @@ BROKEN = [
     ("queue", "proportion", "weights or capability or guarantee", 3),
     ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods", 5),
     ("enqueue", "overcommit", "default-factor or too-big", 2),
+    ("preempt", "preempt", "by-priority or down-to-min or across-queues", 3),
+    ("preempt", "gang", "not-below-min-available", 1),
+    ("reclaim", "reclaim", "from-overused or weights", 2),
 ]
 
 
@@ -32,3 +40,44 @@ def test_suite_fails_without_its_plugin(tmp_path: pathlib.Path, suite: str, plug
     assert len(statuses) == count, f"the selection {selection!r} picked {sorted(statuses)}"
     assert set(statuses.values()) == {"failed"}, f"without {plugin} these should all fail: {statuses}"
     assert proc.returncode == 1
+
+
+def min_available_by_job(scenario_id: str) -> dict[str, int]:
+    scenarios, _ = loader.load_tree([REPO / "scenarios"])
+    sc = next(s for s in scenarios if s.id == scenario_id)
+    out: dict[str, int] = {}
+    for step in sc.steps:
+        manifest = step.spec if step.action == "apply" else None
+        if isinstance(manifest, dict) and manifest.get("kind") == "Job" and manifest.get("apiVersion", "").startswith("batch.volcano.sh"):
+            spec = manifest["spec"]
+            out[manifest["metadata"]["name"]] = int(spec.get("minAvailable", sum(int(t.get("replicas", 0)) for t in spec["tasks"])))
+    return out
+
+
+def final_bound_pods(scenario: dict[str, Any]) -> dict[str, int]:
+    """Per job, how many of its pods were bound to a node when the scenario ended."""
+    last: dict[str, dict[str, Any] | None] = {}
+    for entry in scenario["timeline"]:
+        if entry["kind"] == "Pod":
+            last[entry["name"]] = None if entry["event"] == "DELETED" else entry["summary"]
+    bound: dict[str, int] = collections.Counter()
+    for name, summary in last.items():
+        if summary is not None and summary.get("node"):
+            bound[name.rsplit("-", 2)[0]] += 1
+    return bound
+
+
+def test_gangs_converge_when_the_scheduler_is_killed_mid_gang(tmp_path: pathlib.Path) -> None:
+    logs = tmp_path / "logs"
+    proc, report = vck_run(tmp_path, "--suite", "gang,preempt,reclaim", "--impl", "reference:scheduler-chaos=5", env={"VCK_REFERENCE_WORKDIR": str(logs)})
+    log = (logs / "scheduler.log").read_text()
+    mid_gang = log.count("its output matched --kill-on")
+    assert mid_gang >= 3, f"the scheduler was killed mid-gang only {mid_gang} times ({log.count('chaos: killed')} kills in all)"
+    assert set(verdicts(report).values()) == {"passed"}, explain(report)
+    assert proc.returncode == 0
+    # A gang is never left partly bound: each job ends with none of its pods bound or at least
+    # minAvailable of them.
+    for scenario in report["scenarios"]:
+        bound = final_bound_pods(scenario)
+        for job, minimum in min_available_by_job(scenario["id"]).items():
+            assert bound.get(job, 0) == 0 or bound[job] >= minimum, f"{scenario['id']}: job {job} ends with {bound[job]} pods bound, minAvailable {minimum}"

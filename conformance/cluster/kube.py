@@ -157,3 +157,96 @@ def wait_pod_gone(api: kubernetes.client.ApiClient, namespace: str, name: str, t
 
 def phase_is(*phases: str) -> Callable[[dict[str, Any]], bool]:
     return lambda pod: pod.get("status", {}).get("phase") in phases
+
+
+PROBE_LABEL = "conformance.vck.io/node-probe"
+
+
+def wait_pods_run_on(api: kubernetes.client.ApiClient, names: Sequence[str], timeout_s: float, namespace: str = "default") -> None:
+    """Prove kwok runs pods on these nodes: bind a probe pod to each, wait until all are Running,
+    delete them. A node that reports Ready may not yet be followed by kwok's pod controller (seen
+    right after a node was deleted and created again under the same name); without this, a pod
+    bound in that moment could stay Pending for good."""
+    if not names:
+        return
+    core = kubernetes.client.CoreV1Api(api)
+    probes = {f"vck-probe-{name}"[:63]: name for name in names}
+    for probe, node in probes.items():
+        body = {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": probe, "labels": {PROBE_LABEL: "true"}},
+            "spec": {"nodeName": node, "restartPolicy": "Never", "containers": [{"name": "probe", "image": "probe"}], "terminationGracePeriodSeconds": 0},
+        }
+        try:
+            core.create_namespaced_pod(namespace, body)
+        except kubernetes.client.ApiException as err:
+            if err.status != 409:
+                raise base.ClusterError(f"creating the probe pod for node {node} failed: HTTP {err.status} {err.reason}") from err
+    try:
+        watch_until(
+            core.list_namespaced_pod,
+            lambda state: all((state.get(p) or {}).get("status", {}).get("phase") == "Running" for p in probes),
+            timeout_s,
+            f"probe pods to run on nodes {', '.join(sorted(names))}",
+            namespace=namespace, label_selector=PROBE_LABEL,
+        )
+    finally:
+        core.delete_collection_namespaced_pod(namespace, label_selector=PROBE_LABEL, grace_period_seconds=0)
+        watch_until(core.list_namespaced_pod, lambda state: not state, timeout_s, "probe pods to be deleted", namespace=namespace, label_selector=PROBE_LABEL)
+
+
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+
+
+def wait_fresh_node_leases(api: kubernetes.client.ApiClient, names: Sequence[str], timeout_s: float) -> None:
+    """Wait until kwok holds a Lease for each node that belongs to the node as it is now.
+
+    kwok follows a node's pods only while it holds the node's Lease. A node deleted and created
+    again under the same name inherits the old Lease, still owned by the old node's uid: the
+    garbage collector deletes it moments later, kwok loses its hold, and pods bound in that gap
+    stay Pending until kwok's next lease sync (tens of seconds). delete_node_leases prevents
+    that; should a stale Lease still appear, it is deleted here and the wait lasts until kwok has
+    made a fresh one."""
+    if not names:
+        return
+    core = kubernetes.client.CoreV1Api(api)
+    coordination = kubernetes.client.CoordinationV1Api(api)
+    uids = {n.metadata.name: n.metadata.uid for n in core.list_node().items if n.metadata.name in set(names)}
+    deleted: set[str] = set()
+
+    def fresh(state: dict[str, Any]) -> bool:
+        ok = True
+        for name in names:
+            lease = state.get(name)
+            if lease is None:
+                ok = False
+                continue
+            owners = [ref.get("uid") for ref in lease["metadata"].get("ownerReferences") or []]
+            if owners and uids.get(name) not in owners:
+                ok = False
+                if name not in deleted:
+                    deleted.add(name)
+                    try:
+                        coordination.delete_namespaced_lease(name, NODE_LEASE_NAMESPACE)
+                    except kubernetes.client.ApiException as err:
+                        if err.status != 404:
+                            raise
+        return ok
+
+    watch_until(coordination.list_namespaced_lease, fresh, timeout_s, f"kwok to hold fresh leases of nodes {', '.join(sorted(names))}", namespace=NODE_LEASE_NAMESPACE)
+
+
+def delete_node_leases(api: kubernetes.client.ApiClient, names: Iterable[str], timeout_s: float) -> None:
+    """Delete the Leases of nodes that are gone, and wait until they are, so a node created again
+    under the same name starts with a Lease of its own (see wait_fresh_node_leases)."""
+    wanted = set(names)
+    if not wanted:
+        return
+    coordination = kubernetes.client.CoordinationV1Api(api)
+    for name in sorted(wanted):
+        try:
+            coordination.delete_namespaced_lease(name, NODE_LEASE_NAMESPACE)
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+    watch_until(coordination.list_namespaced_lease, lambda state: not wanted & set(state), timeout_s, f"the leases of nodes {sorted(wanted)} to be deleted", namespace=NODE_LEASE_NAMESPACE)

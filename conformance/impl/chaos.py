@@ -4,6 +4,10 @@ Runs COMMAND, and keeps killing it (SIGKILL, no chance to clean up) at random mo
 it again: the way the kit proves an implementation's controller is restart-safe. Its output is
 passed through; `ready` is printed once, when the first child is ready. Each kill is logged as
 `chaos: killed ...`. Stops (and stops the child) on SIGTERM/SIGINT.
+
+`--kill-on REGEX` also kills the child as soon as a line of its output matches: aimed at the middle
+of something, such as the first bind of a gang, where a random moment rarely lands. The child
+started after such a kill is spared it (it only dies at a random moment), so work always advances.
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ import threading
 READY = re.compile(r"\bready\b")
 
 
-def _pump(child: subprocess.Popen[str], ready: threading.Event) -> None:
+def _pump(child: subprocess.Popen[str], ready: threading.Event, kill_on: re.Pattern[str] | None, matched: threading.Event) -> None:
     assert child.stdout is not None
     for line in child.stdout:
         sys.stdout.write(line.replace("ready", "child-ready") if ready.is_set() else line)
         sys.stdout.flush()
         if READY.search(line):
             ready.set()
+        if kill_on is not None and ready.is_set() and kill_on.search(line) and not matched.is_set():
+            matched.set()
+            child.kill()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,21 +40,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-s", type=float, default=1.0, help="shortest life of a child after it is ready")
     parser.add_argument("--max-s", type=float, default=4.0, help="longest life of a child after it is ready")
+    parser.add_argument("--kill-on", default=None, help="also kill the child when a line of its output matches this regular expression")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the command to run after --")
     rng = random.Random(args.seed)
+    kill_on = re.compile(args.kill_on) if args.kill_on else None
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     kills = 0
     announced = False
+    matched = threading.Event()
     while not stop.is_set():
         ready = threading.Event()
+        spared = matched.is_set() if kills else False
+        matched = threading.Event()
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        pump = threading.Thread(target=_pump, args=(child, ready), daemon=True)
+        pump = threading.Thread(target=_pump, args=(child, ready, None if spared else kill_on, matched), daemon=True)
         pump.start()
         while not ready.wait(0.2):
             if stop.is_set() or child.poll() is not None:
@@ -55,14 +67,19 @@ def main(argv: list[str] | None = None) -> int:
         if ready.is_set() and not announced:
             print("chaos: ready (first child is ready)", flush=True)
             announced = True
-        # Live for a random while, then die without warning.
-        stop.wait(rng.uniform(args.min_s, args.max_s))
+        # Live for a random while (or until the output matches), then die without warning.
+        deadline = rng.uniform(args.min_s, args.max_s)
+        waited = 0.0
+        while waited < deadline and not stop.is_set() and not matched.is_set():
+            stop.wait(0.05)
+            waited += 0.05
         child.kill()
         child.wait()
         pump.join(timeout=5)
         if not stop.is_set():
             kills += 1
-            print(f"chaos: killed pid {child.pid} (kill {kills})", flush=True)
+            why = "its output matched --kill-on" if matched.is_set() else "at a random moment"
+            print(f"chaos: killed pid {child.pid} (kill {kills}, {why})", flush=True)
     return 0
 
 

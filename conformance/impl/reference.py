@@ -56,13 +56,24 @@ def without(conf: Mapping[str, Any], broken: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+# The reference scheduler's log line after the first bind of a gang of two or more.
+GANG_FIRST_BIND = r"bound .* \(gang .*: 1 of ([2-9]|[1-9][0-9]+)\)"
+
+
 class Reference:
-    def __init__(self, broken: Sequence[str] = (), workdir: pathlib.Path | None = None, chaos_seed: int | None = None) -> None:
+    def __init__(self, broken: Sequence[str] = (), workdir: pathlib.Path | None = None, chaos_seed: int | None = None, scheduler_chaos_seed: int | None = None) -> None:
         self.broken = tuple(broken)
         # With a seed, the controller runs under conformance.impl.chaos: killed and restarted at
         # random moments, to prove it is restart-safe.
         self.chaos_seed = chaos_seed
-        self.name = "reference" + (f":broken={','.join(self.broken)}" if self.broken else "") + (f":chaos={chaos_seed}" if chaos_seed is not None else "")
+        # The same for the scheduler, which is also killed right after the first bind of a gang.
+        self.scheduler_chaos_seed = scheduler_chaos_seed
+        self.name = (
+            "reference"
+            + (f":broken={','.join(self.broken)}" if self.broken else "")
+            + (f":chaos={chaos_seed}" if chaos_seed is not None else "")
+            + (f":scheduler-chaos={scheduler_chaos_seed}" if scheduler_chaos_seed is not None else "")
+        )
         # VCK_REFERENCE_WORKDIR keeps the processes' logs where a caller (or a test) can read them.
         env_dir = os.environ.get("VCK_REFERENCE_WORKDIR")
         self.workdir = workdir or (pathlib.Path(env_dir) if env_dir else pathlib.Path(tempfile.mkdtemp(prefix="vck-reference-")))
@@ -105,10 +116,11 @@ class Reference:
             self._scheduler.stop()
         conf_path = self.workdir / "volcano-scheduler.conf"
         conf_path.write_text(yaml.safe_dump(conf, sort_keys=False))
-        self._scheduler = self._start(
-            "scheduler",
-            ["-m", "reference_scheduler.scheduler", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-conf", str(conf_path), "--scheduler-name", SCHEDULER_NAME],
-        )
+        args = ["-m", "reference_scheduler.scheduler", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-conf", str(conf_path), "--scheduler-name", SCHEDULER_NAME]
+        if self.scheduler_chaos_seed is not None:
+            chaos = ["-m", "conformance.impl.chaos", "--seed", str(self.scheduler_chaos_seed), "--min-s", "2", "--max-s", "6", "--kill-on", GANG_FIRST_BIND]
+            args = [*chaos, "--", sys.executable, *args]
+        self._scheduler = self._start("scheduler", args)
         self._conf_key = key
 
     def _start(self, role: str, args: list[str]) -> processes.ManagedProcess:

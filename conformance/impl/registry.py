@@ -3,6 +3,7 @@
     reference                    the kit's reference implementation
     reference:broken=gang,...    the same with those plugins/actions removed from its conf
     reference:chaos=SEED         the same, with its controller killed and restarted at random moments
+    reference:scheduler-chaos=SEED  the same for its scheduler, also killed right after a gang's first bind
     preinstalled:PATH            already running; claims read from the capabilities file PATH
 """
 
@@ -12,7 +13,7 @@ import pathlib
 
 from conformance.impl import base, preinstalled, reference
 
-KNOWN = ("reference", "reference:broken=NAMES", "reference:chaos=SEED", "preinstalled:CAPABILITIES_FILE")
+KNOWN = ("reference", "reference:broken=NAMES", "reference:chaos=SEED", "reference:scheduler-chaos=SEED", "preinstalled:CAPABILITIES_FILE")
 
 
 def implementation(spec: str) -> base.Implementation:
@@ -25,7 +26,9 @@ def implementation(spec: str) -> base.Implementation:
             return reference.Reference(broken=tuple(v for v in value.split(",") if v))
         if key == "chaos" and value.isdigit():
             return reference.Reference(chaos_seed=int(value))
-        raise base.ImplementationError(f"--vck-impl {spec!r}: expected reference, reference:broken=PLUGIN[,ACTION...] or reference:chaos=SEED")
+        if key == "scheduler-chaos" and value.isdigit():
+            return reference.Reference(scheduler_chaos_seed=int(value))
+        raise base.ImplementationError(f"--vck-impl {spec!r}: expected reference, reference:broken=PLUGIN[,ACTION...], reference:chaos=SEED or reference:scheduler-chaos=SEED")
     if name == "preinstalled":
         if not arg:
             raise base.ImplementationError("--vck-impl preinstalled needs a capabilities file: preinstalled:PATH")

@@ -54,8 +54,14 @@ class RunContext:
                 deleted.add(node.metadata.name)
         if deleted:
             kube.watch_until(self.client.core.list_node, lambda s: not deleted & set(s), NODES_TIMEOUT_S, f"nodes {sorted(deleted)} to be removed")
+        existing = {n.metadata.name for n in self.client.core.list_node().items}
+        created = sorted(set(desired) - existing)
+        # A node created again under an old name must not inherit the old node's Lease.
+        kube.delete_node_leases(self.api, created, NODES_TIMEOUT_S)
         kube.create_nodes(self.api, desired.values())
         kube.wait_nodes_ready(self.api, list(desired), NODES_TIMEOUT_S)
+        kube.wait_fresh_node_leases(self.api, created, NODES_TIMEOUT_S)
+        kube.wait_pods_run_on(self.api, created, NODES_TIMEOUT_S)
         self._node_key = key
 
     def new_namespace(self, scenario_id: str) -> str:

@@ -100,7 +100,13 @@ class Store:
 
 def core_lister(api: kubernetes.client.ApiClient, plural: str) -> Callable[..., Any]:
     core = kubernetes.client.CoreV1Api(api)
-    fn = {"pods": core.list_pod_for_all_namespaces, "nodes": core.list_node, "events": core.list_event_for_all_namespaces}[plural]
+    scheduling = kubernetes.client.SchedulingV1Api(api)
+    fn = {
+        "pods": core.list_pod_for_all_namespaces,
+        "nodes": core.list_node,
+        "events": core.list_event_for_all_namespaces,
+        "priorityclasses": scheduling.list_priority_class,
+    }[plural]
     return fn
 
 

@@ -32,7 +32,8 @@ class Cache:
         self.pods = informer.Store("pods", informer.core_lister(api, "pods"), self.changed)
         self.podgroups = informer.Store("podgroups", informer.custom_lister(api, *SCHEDULING, "podgroups"), self.changed)
         self.queues = informer.Store("queues", informer.custom_lister(api, *SCHEDULING, "queues"), self.changed)
-        self.stores = (self.nodes, self.pods, self.podgroups, self.queues)
+        self.priority_classes = informer.Store("priorityclasses", informer.core_lister(api, "priorityclasses"), self.changed)
+        self.stores = (self.nodes, self.pods, self.podgroups, self.queues, self.priority_classes)
         self._events_sent: dict[tuple[str, str, str], str] = {}
 
     def start(self, timeout_s: float = 60.0) -> None:
@@ -56,6 +57,8 @@ class Cache:
     def snapshot(self) -> tuple[dict[str, job_info.JobInfo], dict[str, node_info.NodeInfo], dict[str, queue_info.QueueInfo]]:
         nodes = {n["metadata"]["name"]: node_info.NodeInfo.from_node(n) for n in self.nodes.snapshot()}
         queues = {q["metadata"]["name"]: queue_info.QueueInfo.from_queue(q) for q in self.queues.snapshot()}
+        classes = {c["metadata"]["name"]: c for c in self.priority_classes.snapshot()}
+        default_priority = max((int(c.get("value") or 0) for c in classes.values() if c.get("globalDefault")), default=0)
         jobs: dict[str, job_info.JobInfo] = {}
         for pg in self.podgroups.snapshot():
             meta = pg["metadata"]
@@ -70,6 +73,8 @@ class Cache:
                 min_task_member={k: int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
                 podgroup=json.loads(json.dumps(pg)),
                 creation=meta.get("creationTimestamp", ""),
+                # A job's priority is its PodGroup's priority class. Upstream: JobInfo.SetPodGroup.
+                priority=int((classes.get(spec.get("priorityClassName") or "") or {}).get("value", default_priority)),
             )
         for pod in self.pods.snapshot():
             meta = pod["metadata"]
@@ -79,7 +84,6 @@ class Cache:
             task = job_info.TaskInfo.from_pod(pod, uid)
             if ours and uid in jobs:
                 jobs[uid].tasks[task.uid] = task
-                jobs[uid].priority = max(jobs[uid].priority, task.priority)
             # Every pod holding a node's resources counts there, whoever scheduled it.
             if task.node_name in nodes and task.status in job_info.OCCUPYING:
                 nodes[task.node_name].add_task(task)
@@ -99,6 +103,27 @@ class Cache:
         pod["spec"]["nodeName"] = node
         self.pods.put(pod)
         self.event(task.pod, "Normal", "Scheduled", f"Successfully assigned {task.namespace}/{task.name} to {node}")
+
+    def evict(self, task: job_info.TaskInfo, job: job_info.JobInfo, reason: str) -> None:
+        """Evict as Volcano does: an `Evict` event on the pod and its PodGroup, a DisruptionTarget
+        condition, then delete the pod. Upstream: SchedulerCache.Evict, defaultEvictor.Evict."""
+        message = f"Pod is evicted, because of {reason}"
+        self.event(task.pod, "Warning", "Evict", message)
+        self.event(job.podgroup, "Warning", "Evict", f"Evict {task.namespace}/{task.name} because of {reason}")
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        conditions = [
+            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": f"{self.scheduler_name}: preempting to accommodate a higher priority pod", "lastTransitionTime": now},
+        ]
+        try:
+            self.core.patch_namespaced_pod_status(task.name, task.namespace, {"status": {"conditions": conditions}})
+            self.core.delete_namespaced_pod(task.name, task.namespace)
+        except kubernetes.client.ApiException as err:
+            log.warning("evicting %s/%s failed: %s", task.namespace, task.name, err.reason)
+            return
+        # Note the deletion at once, so the next cycle counts the pod as releasing.
+        pod = json.loads(json.dumps(task.pod))
+        pod["metadata"]["deletionTimestamp"] = now
+        self.pods.put(pod)
 
     def update_podgroup_status(self, job: job_info.JobInfo, status: dict[str, Any]) -> None:
         try:

@@ -26,6 +26,19 @@ tiers:
 - plugins: [{name: priority}]
 - plugins: [{name: predicates}, {name: proportion}]
 """
+PREEMPT_CONF = """
+actions: "allocate, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: predicates}]
+"""
+RECLAIM_CONF = """
+actions: "allocate, reclaim"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: predicates}, {name: proportion}]
+"""
+PRIORITY_CLASSES = [{"metadata": {"name": "high"}, "value": 100}, {"metadata": {"name": "low"}, "value": 10}]
 OVERCOMMIT_CONF = """
 actions: "enqueue, allocate"
 tiers:
@@ -39,8 +52,10 @@ def node(name: str, cpu: str = "4", labels: dict[str, str] | None = None, taints
     return {"metadata": {"name": name, "labels": labels or {}}, "spec": {"taints": taints or []}, "status": {"allocatable": allocatable}}
 
 
-def podgroup(name: str, min_member: int, phase: str = "Inqueue", min_cpu: str | None = None, queue: str = "default") -> dict[str, Any]:
+def podgroup(name: str, min_member: int, phase: str = "Inqueue", min_cpu: str | None = None, queue: str = "default", priority: str = "") -> dict[str, Any]:
     spec: dict[str, Any] = {"minMember": min_member, "queue": queue}
+    if priority:
+        spec["priorityClassName"] = priority
     if min_cpu:
         spec["minResources"] = {"cpu": min_cpu}
     return {"metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": {"phase": phase}}
@@ -72,18 +87,23 @@ class _List:
 class FakeCache(cache_mod.Cache):
     """The real snapshot logic over given objects; writes are recorded instead of sent."""
 
-    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]]) -> None:
+    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None) -> None:
         self.scheduler_name = "volcano"
         self.nodes = _List(nodes)  # type: ignore[assignment]
         self.pods = _List(pods)  # type: ignore[assignment]
         self.podgroups = _List(podgroups)  # type: ignore[assignment]
         self.queues = _List(queues)  # type: ignore[assignment]
+        self.priority_classes = _List(priority_classes or [])  # type: ignore[assignment]
+        self.evictions: list[str] = []
         self.binds: dict[str, str] = {}
         self.statuses: dict[str, dict[str, Any]] = {}
         self.events: list[tuple[str, str, str]] = []
 
     def bind(self, task: job_info.TaskInfo, node: str) -> None:
         self.binds[task.name] = node
+
+    def evict(self, task: job_info.TaskInfo, job: job_info.JobInfo, reason: str) -> None:
+        self.evictions.append(task.name)
 
     def update_podgroup_status(self, job: job_info.JobInfo, status: dict[str, Any]) -> None:
         self.statuses[job.name] = status
@@ -107,6 +127,8 @@ class Case:
     phases: dict[str, str] = dataclasses.field(default_factory=dict)
     # podgroup -> (condition type, reason, message fragment)
     conditions: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)
+    # pods evicted this cycle (None: not checked)
+    evictions: list[str] | None = None
 
 
 CASES = [
@@ -207,13 +229,71 @@ CASES = [
         podgroups=[podgroup("a", 2, phase="Running")],
         binds={"a-1": "n1"},
     ),
+    Case(
+        "preempt: a high-priority job evicts one pod of a lower-priority one, as far as its gang allows",
+        nodes=[node("n0", "2")],
+        pods=[pod("lo-0", "lo", "1", node_name="n0", phase="Running"), pod("lo-1", "lo", "1", node_name="n0", phase="Running"), pod("hi-0", "hi", "1")],
+        podgroups=[podgroup("lo", 1, priority="low"), podgroup("hi", 1, priority="high")],
+        conf=PREEMPT_CONF,
+        binds={},
+        evictions=["lo-0"],
+    ),
+    Case(
+        "preempt: never below the victim's minAvailable",
+        nodes=[node("n0", "2")],
+        pods=[pod("lo-0", "lo", "1", node_name="n0", phase="Running"), pod("lo-1", "lo", "1", node_name="n0", phase="Running"), pod("hi-0", "hi", "1")],
+        podgroups=[podgroup("lo", 2, priority="low"), podgroup("hi", 1, priority="high")],
+        conf=PREEMPT_CONF,
+        binds={},
+        evictions=[],
+    ),
+    Case(
+        "preempt: equal priority takes nothing",
+        nodes=[node("n0", "2")],
+        pods=[pod("lo-0", "lo", "1", node_name="n0", phase="Running"), pod("lo-1", "lo", "1", node_name="n0", phase="Running"), pod("hi-0", "hi", "1")],
+        podgroups=[podgroup("lo", 1, priority="high"), podgroup("hi", 1, priority="high")],
+        conf=PREEMPT_CONF,
+        binds={},
+        evictions=[],
+    ),
+    Case(
+        "preempt: a preemptable=false pod is never a victim",
+        nodes=[node("n0", "2")],
+        pods=[pod("lo-0", "lo", "1", node_name="n0", phase="Running"), {**pod("lo-1", "lo", "1", node_name="n0", phase="Running"), "metadata": {**pod("lo-1", "lo")["metadata"], "labels": {"volcano.sh/preemptable": "false"}}}, pod("hi-0", "hi", "1")],
+        podgroups=[podgroup("lo", 1, priority="low"), podgroup("hi", 1, priority="high")],
+        conf=PREEMPT_CONF,
+        binds={},
+        evictions=["lo-0"],
+    ),
+    Case(
+        "reclaim: a queue under its share takes from an overused one",
+        nodes=[node("n0", "2")],
+        pods=[pod("a-0", "a", "1", node_name="n0", phase="Running"), pod("a-1", "a", "1", node_name="n0", phase="Running"), pod("b-0", "b", "1")],
+        podgroups=[podgroup("a", 1, queue="qa"), podgroup("b", 1, queue="qb")],
+        queues=[queue("qa"), queue("qb")],
+        conf=RECLAIM_CONF,
+        binds={},
+        evictions=["a-0"],
+    ),
+    Case(
+        "reclaim: nothing from a queue that is not reclaimable",
+        nodes=[node("n0", "2")],
+        pods=[pod("a-0", "a", "1", node_name="n0", phase="Running"), pod("a-1", "a", "1", node_name="n0", phase="Running"), pod("b-0", "b", "1")],
+        podgroups=[podgroup("a", 1, queue="qa"), podgroup("b", 1, queue="qb")],
+        queues=[{**queue("qa"), "spec": {"weight": 1, "reclaimable": False}}, queue("qb")],
+        conf=RECLAIM_CONF,
+        binds={},
+        evictions=[],
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_scheduling_cycle(case: Case) -> None:
-    cache = FakeCache(case.nodes, case.pods, case.podgroups, case.queues)
+    cache = FakeCache(case.nodes, case.pods, case.podgroups, case.queues, PRIORITY_CLASSES)
     framework.run_cycle(cache, conf.parse(case.conf))
+    if case.evictions is not None:
+        assert cache.evictions == case.evictions
     if case.bind_count is not None:
         assert len(cache.binds) == case.bind_count, cache.binds
     else:
@@ -238,6 +318,6 @@ def test_the_scheduler_process_exits_2_on_a_bad_conf(tmp_path: Any) -> None:
     import sys
 
     bad = tmp_path / "conf.yaml"
-    bad.write_text("actions: \"preempt\"\ntiers: []\n")
+    bad.write_text("actions: \"shuffle\"\ntiers: []\n")
     proc = subprocess.run([sys.executable, "-m", "reference_scheduler.scheduler", "--scheduler-conf", str(bad)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "unknown action 'preempt'" in proc.stderr
+    assert proc.returncode == 2 and "unknown action 'shuffle'" in proc.stderr

@@ -19,8 +19,9 @@ NAME = "allocate"
 
 
 def resource_fit(task: job_info.TaskInfo, node: node_info.NodeInfo) -> str | None:
-    """The action's own check, before any plugin: the request fits the node's idle resources."""
-    missing = task.resreq.insufficient(node.idle)
+    """The action's own check, before any plugin: the request fits what the node will have free
+    once its releasing pods are gone (it is pipelined there if it does not fit yet)."""
+    missing = task.resreq.insufficient(node.future_idle())
     return ", ".join(f"Insufficient {name}" for name in missing) if missing else None
 
 
@@ -120,7 +121,10 @@ class Allocate:
                 if _need_continue(job):
                     continue
                 break
-            stmt.allocate(task, node)
+            if task.resreq.less_equal(node.idle):
+                stmt.allocate(task, node)
+            else:
+                stmt.pipeline(task, node)
             if session_plugins.job_ready(ssn, job) and tasks:
                 break
         if session_plugins.job_ready(ssn, job):

@@ -25,7 +25,7 @@ class Backfill:
                 if not task.best_effort:
                     continue
                 node = allocate.place(ssn, task, job)
-                if node is None:
+                if node is None or not task.resreq.less_equal(node.idle):
                     continue
                 stmt = Statement(ssn)
                 stmt.allocate(task, node)

@@ -13,6 +13,7 @@ from reference_scheduler.scheduler.api import resource
 
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_KEY = "volcano.sh/task-spec"
+PREEMPTABLE_KEY = "volcano.sh/preemptable"
 
 
 class TaskStatus(str, enum.Enum):
@@ -33,6 +34,8 @@ SCHEDULED = {TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus
 COMPLETED = {TaskStatus.SUCCEEDED, TaskStatus.FAILED}
 READY = {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED}
 # Statuses whose resources a node is holding.
+# Statuses a victim may be taken from. Upstream: PreemptableStatus.
+PREEMPTABLE = {TaskStatus.BOUND, TaskStatus.RUNNING}
 OCCUPYING = {TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING, TaskStatus.PIPELINED}
 
 
@@ -66,6 +69,13 @@ class TaskInfo:
     node_name: str
     priority: int
     pod: dict[str, Any]
+    # May be evicted by preempt or reclaim (annotation, else label `volcano.sh/preemptable`;
+    # true when absent). Upstream: GetPodPreemptable.
+    preemptable: bool = True
+
+    @property
+    def preempts_never(self) -> bool:
+        return (self.pod.get("spec") or {}).get("preemptionPolicy") == "Never"
 
     @property
     def best_effort(self) -> bool:
@@ -86,7 +96,15 @@ class TaskInfo:
             node_name=(pod.get("spec") or {}).get("nodeName") or "",
             priority=int((pod.get("spec") or {}).get("priority") or 0),
             pod=pod,
+            preemptable=_preemptable(meta),
         )
+
+
+def _preemptable(meta: dict[str, Any]) -> bool:
+    for source in (meta.get("annotations") or {}, meta.get("labels") or {}):
+        if PREEMPTABLE_KEY in source:
+            return str(source[PREEMPTABLE_KEY]).lower() in ("true", "1", "t")
+    return True
 
 
 @dataclasses.dataclass

@@ -16,8 +16,13 @@ class NodeInfo:
     allocatable: resource.Resource
     max_pods: int
     used: resource.Resource = dataclasses.field(default_factory=resource.Resource)
+    # Held by pods being deleted (freed soon) and promised to pipelined tasks (taken soon).
+    releasing: resource.Resource = dataclasses.field(default_factory=resource.Resource)
+    pipelined: resource.Resource = dataclasses.field(default_factory=resource.Resource)
     pod_count: int = 0
     tasks: dict[str, job_info.TaskInfo] = dataclasses.field(default_factory=dict)
+    # The status each task was counted under, so removal undoes exactly what adding did.
+    counted_as: dict[str, job_info.TaskStatus] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_node(cls, node: dict[str, Any]) -> NodeInfo:
@@ -32,6 +37,11 @@ class NodeInfo:
     @property
     def idle(self) -> resource.Resource:
         return self.allocatable.clone().sub(self.used)
+
+    def future_idle(self) -> resource.Resource:
+        """What will be free once releasing pods are gone and pipelined tasks have landed.
+        Upstream: NodeInfo.FutureIdle."""
+        return self.idle.add(self.releasing).sub(self.pipelined)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -49,10 +59,24 @@ class NodeInfo:
         if task.uid in self.tasks:
             return
         self.tasks[task.uid] = task
-        self.used.add(task.resreq)
-        self.pod_count += 1
+        self.counted_as[task.uid] = task.status
+        self._count(task.resreq, task.status, 1)
 
     def remove_task(self, task: job_info.TaskInfo) -> None:
         if self.tasks.pop(task.uid, None) is not None:
-            self.used.sub(task.resreq)
-            self.pod_count -= 1
+            self._count(task.resreq, self.counted_as.pop(task.uid), -1)
+
+    def update_task(self, task: job_info.TaskInfo) -> None:
+        """Recount a task whose status changed (evicted: now releasing)."""
+        self.remove_task(task)
+        self.add_task(task)
+
+    def _count(self, request: resource.Resource, status: job_info.TaskStatus, sign: int) -> None:
+        change = request.clone().multiply(sign)
+        if status is job_info.TaskStatus.PIPELINED:
+            self.pipelined.add(change)
+        else:
+            self.used.add(change)
+            if status is job_info.TaskStatus.RELEASING:
+                self.releasing.add(change)
+        self.pod_count += sign

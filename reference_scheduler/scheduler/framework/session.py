@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 EXTENSION_POINTS = (
     "jobOrder", "queueOrder", "taskOrder", "predicate", "nodeOrder", "jobValid", "jobReady",
     "jobPipelined", "jobEnqueueable", "jobEnqueued", "allocatable", "overused",
+    "preemptable", "reclaimable", "jobStarving", "preemptive",
 )
 
 
@@ -28,6 +29,8 @@ class Writer(Protocol):
     def bind(self, task: job_info.TaskInfo, node: str) -> None: ...
 
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None: ...
+
+    def evict(self, task: job_info.TaskInfo, job: job_info.JobInfo, reason: str) -> None: ...
 
 
 @dataclasses.dataclass

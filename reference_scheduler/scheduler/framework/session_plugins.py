@@ -141,4 +141,48 @@ def overused(ssn: Session, queue: queue_info.QueueInfo) -> bool:
     return any(fn(queue) for fns in _each_tier(ssn, "overused", "overused") for fn in fns)
 
 
+def _victims(ssn: Session, point: str, flag: str, evictor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
+    """Each plugin that does not abstain narrows the candidates (an intersection); the first tier
+    where they agree on some victims decides. An empty answer ends its tier without a decision, so
+    the next tier is asked, as upstream does. Upstream: Session.Preemptable, Session.Reclaimable."""
+    for fns in _each_tier(ssn, point, flag):
+        victims: list[job_info.TaskInfo] | None = None
+        for fn in fns:
+            chosen, vote = fn(evictor, candidates)
+            if vote == interface.ABSTAIN:
+                continue
+            if not chosen:
+                victims = None
+                break
+            if victims is None:
+                victims = list(chosen)
+            else:
+                keep = {t.uid for t in chosen}
+                victims = [t for t in victims if t.uid in keep]
+        if victims:
+            return victims
+    return []
+
+
+def preemptable(ssn: Session, preemptor: job_info.TaskInfo, preemptees: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
+    return _victims(ssn, "preemptable", "preemptable", preemptor, preemptees)
+
+
+def reclaimable(ssn: Session, reclaimer: job_info.TaskInfo, reclaimees: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
+    return _victims(ssn, "reclaimable", "reclaimable", reclaimer, reclaimees)
+
+
+def job_starving(ssn: Session, job: job_info.JobInfo) -> bool:
+    """Every plugin of the first tier that has an opinion must agree; no opinion: not starving."""
+    for fns in _each_tier(ssn, "jobStarving", "jobstarving"):
+        if fns:
+            return all(fn(job) for fn in fns)
+    return False
+
+
+def preemptive(ssn: Session, queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
+    """May this queue take more to place the task by reclaiming? All must agree."""
+    return all(fn(queue, task) for fns in _each_tier(ssn, "preemptive", "preemptive") for fn in fns)
+
+
 __all__ = ["interface"]

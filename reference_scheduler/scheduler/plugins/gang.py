@@ -63,6 +63,24 @@ class Gang:
                 return 0
             return 1 if lr else -1
 
+        def victims(evictor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
+            # A job gives up tasks only while it keeps more than minAvailable ready.
+            chosen = []
+            occupied: dict[str, int] = {}
+            for task in candidates:
+                job = ssn.jobs[task.job]
+                occupied.setdefault(job.uid, job.ready_task_num())
+                if occupied[job.uid] > job.min_available:
+                    occupied[job.uid] -= 1
+                    chosen.append(task)
+            return chosen, interface.PERMIT
+
+        def starving(job: job_info.JobInfo) -> bool:
+            return job.is_starving()
+
+        ssn.add("preemptable", NAME, victims)
+        ssn.add("reclaimable", NAME, victims)
+        ssn.add("jobStarving", NAME, starving)
         ssn.add("jobValid", NAME, valid)
         ssn.add("jobReady", NAME, ready)
         ssn.add("jobPipelined", NAME, pipelined)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import Session
 
 NAME = "priority"
@@ -24,8 +25,25 @@ class Priority:
         ssn.add("jobOrder", NAME, lambda l, r: _compare(l.priority, r.priority))
         ssn.add("taskOrder", NAME, lambda l, r: _compare(l.priority, r.priority))
 
+        def victims(preemptor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
+            # Across jobs the jobs' priorities decide; inside one job, the tasks'.
+            mine = ssn.jobs[preemptor.job]
+            chosen = []
+            for task in candidates:
+                theirs = ssn.jobs[task.job]
+                if theirs.uid != mine.uid:
+                    if theirs.priority < mine.priority:
+                        chosen.append(task)
+                elif task.priority < preemptor.priority:
+                    chosen.append(task)
+            return chosen, interface.PERMIT
+
+        def starving(job: job_info.JobInfo) -> bool:
+            return job.ready_task_num() + job.waiting_task_num() < len(job.tasks)
+
+        ssn.add("preemptable", NAME, victims)
+        ssn.add("jobStarving", NAME, starving)
+
     def on_session_close(self, ssn: Session) -> None:
         return None
 
-
-__all__ = ["job_info"]

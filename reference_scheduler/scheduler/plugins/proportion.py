@@ -101,14 +101,29 @@ class Proportion:
             rs = self.attrs[right.name].share() if right.name in self.attrs else 0.0
             return 0 if ls == rs else (-1 if ls < rs else 1)
 
-        def allocatable(queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
-            if queue.state != "Open":
-                return False
+        def within_deserved(queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
             attr = self.attrs.get(queue.name)
             if attr is None:
                 return True
             future = attr.allocated.clone().add(task.resreq)
             return all(future.get(k) <= attr.deserved.get(k) + resource.EPSILON for k in task.resreq.names() if task.resreq.get(k) > resource.EPSILON)
+
+        def allocatable(queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
+            return queue.state == "Open" and within_deserved(queue, task)
+
+        def reclaimable(reclaimer: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
+            # Take only from queues using more than they deserve, and only while they still do.
+            chosen = []
+            allocations: dict[str, resource.Resource] = {}
+            for task in candidates:
+                attr = self.attrs.get(ssn.jobs[task.job].queue)
+                if attr is None:
+                    continue
+                allocated = allocations.setdefault(attr.name, attr.allocated.clone())
+                if not allocated.less_equal(attr.deserved):
+                    allocated.sub(task.resreq)
+                    chosen.append(task)
+            return chosen, interface.PERMIT
 
         def overused(queue: queue_info.QueueInfo) -> bool:
             attr = self.attrs.get(queue.name)
@@ -132,6 +147,8 @@ class Proportion:
 
         ssn.add("queueOrder", NAME, queue_order)
         ssn.add("allocatable", NAME, allocatable)
+        ssn.add("preemptive", NAME, within_deserved)
+        ssn.add("reclaimable", NAME, reclaimable)
         ssn.add("overused", NAME, overused)
         ssn.add("jobEnqueueable", NAME, enqueueable)
 

@@ -1,0 +1,45 @@
+"""What preempt and reclaim share: the nodes a task could use if others left, whether a set of
+victims frees enough, and the order victims are taken in.
+
+Upstream: pkg/scheduler/util/scheduler_helper.go (ValidateVictims), framework/session.go
+(BuildVictimsPriorityQueue).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from reference_scheduler.scheduler.api import job_info, node_info
+from reference_scheduler.scheduler.framework import session_plugins
+from reference_scheduler.scheduler.framework.session import Session
+
+
+def candidate_nodes(ssn: Session, task: job_info.TaskInfo) -> list[node_info.NodeInfo]:
+    """Nodes passing every predicate except free resources, best score first, then by name."""
+    nodes = [n for n in ssn.node_list() if session_plugins.predicate(ssn, task, n) is None]
+    scores = {n.name: session_plugins.node_score(ssn, task, n) for n in nodes}
+    return sorted(nodes, key=lambda n: (-scores[n.name], n.name))
+
+
+def enough(task: job_info.TaskInfo, node: node_info.NodeInfo, victims: list[job_info.TaskInfo]) -> bool:
+    """Would the task fit once all these victims are gone? Upstream: ValidateVictims."""
+    if not victims:
+        return False
+    free = node.future_idle()
+    for victim in victims:
+        free.add(victim.resreq)
+    return task.resreq.less_equal(free)
+
+
+def in_eviction_order(ssn: Session, evictor: job_info.TaskInfo, victims: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
+    """The victim that matters least first: inside one job the reverse of task order, across
+    jobs the reverse of job order."""
+    task_cmp = session_plugins.task_order_key(ssn)
+    job_cmp = session_plugins.job_order_key(ssn)
+
+    def compare(left: job_info.TaskInfo, right: job_info.TaskInfo) -> int:
+        if left.job == right.job:
+            return -task_cmp(left, right)
+        return -job_cmp(ssn.jobs[left.job], ssn.jobs[right.job])
+
+    return sorted(victims, key=functools.cmp_to_key(compare))

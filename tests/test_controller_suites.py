@@ -96,15 +96,20 @@ def final_job_phases(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def replicas_by_job(scenario_id: str) -> dict[str, int]:
+def volcano_jobs(scenario_id: str) -> dict[str, dict[str, Any]]:
+    """The Volcano Job manifests a scenario's steps apply, by name."""
     scenarios, _ = loader.load_tree([REPO / "scenarios"])
     sc = next(s for s in scenarios if s.id == scenario_id)
-    out: dict[str, int] = {}
+    out: dict[str, dict[str, Any]] = {}
     for step in sc.steps:
         manifest = step.spec if step.action == "apply" else None
         if isinstance(manifest, dict) and manifest.get("kind") == "Job" and manifest.get("apiVersion", "").startswith("batch.volcano.sh"):
-            out[manifest["metadata"]["name"]] = sum(int(t.get("replicas", 0)) for t in manifest["spec"]["tasks"])
+            out[manifest["metadata"]["name"]] = manifest
     return out
+
+
+def replicas_by_job(scenario_id: str) -> dict[str, int]:
+    return {name: sum(int(t.get("replicas", 0)) for t in job["spec"]["tasks"]) for name, job in volcano_jobs(scenario_id).items()}
 
 
 def most_live_pods(scenario: dict[str, Any]) -> dict[str, int]:

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from conformance.scenario import loader
-from tests.test_controller_suites import BROKEN_TIME_SCALE, REPO, explain, verdicts, vck_run
+from tests.test_controller_suites import BROKEN_TIME_SCALE, explain, replicas_by_job, vck_run, verdicts, volcano_jobs
 
 pytestmark = pytest.mark.cluster
 SUITES = "queue,predicates,enqueue,preempt,reclaim"
@@ -43,15 +42,8 @@ def test_suite_fails_without_its_plugin(tmp_path: pathlib.Path, suite: str, plug
 
 
 def min_available_by_job(scenario_id: str) -> dict[str, int]:
-    scenarios, _ = loader.load_tree([REPO / "scenarios"])
-    sc = next(s for s in scenarios if s.id == scenario_id)
-    out: dict[str, int] = {}
-    for step in sc.steps:
-        manifest = step.spec if step.action == "apply" else None
-        if isinstance(manifest, dict) and manifest.get("kind") == "Job" and manifest.get("apiVersion", "").startswith("batch.volcano.sh"):
-            spec = manifest["spec"]
-            out[manifest["metadata"]["name"]] = int(spec.get("minAvailable", sum(int(t.get("replicas", 0)) for t in spec["tasks"])))
-    return out
+    replicas = replicas_by_job(scenario_id)
+    return {name: int(job["spec"].get("minAvailable", replicas[name])) for name, job in volcano_jobs(scenario_id).items()}
 
 
 def final_bound_pods(scenario: dict[str, Any]) -> dict[str, int]:

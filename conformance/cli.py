@@ -134,6 +134,22 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_scheduler(args: argparse.Namespace) -> int:
+    from conformance.bench import scheduler as bench
+
+    config = bench.BenchConfig(nodes=args.nodes, pods=args.pods, gang=args.gang, impl=args.impl, cluster=args.name, timeout_s=args.timeout)
+    try:
+        result = bench.run(config, lambda text: print(text, file=sys.stderr, flush=True))
+    except ValueError as err:
+        print(f"vck bench: {err}", file=sys.stderr)
+        return 2
+    print(result.table())
+    if not result.complete:
+        print(f"vck bench: only {result.bound} of {args.pods} pods were bound within {args.timeout:g}s", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vck", description="The Volcano conformance kit.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -175,6 +191,17 @@ def build_parser() -> argparse.ArgumentParser:
     tinstall.set_defaults(func=_toolchain_install)
     tlist = tsub.add_parser("list", help="the pinned components and whether each is cached")
     tlist.set_defaults(func=_toolchain_list)
+
+    bench = sub.add_parser("bench", help="benchmarks that print figures")
+    bsub = bench.add_subparsers(dest="bench_command", required=True)
+    bsched = bsub.add_parser("scheduler", help="pods/s and p50/p99 PodGroup-to-bound time on an embedded cluster of kwok nodes")
+    bsched.add_argument("--nodes", type=int, default=10)
+    bsched.add_argument("--pods", type=int, default=100)
+    bsched.add_argument("--gang", type=int, default=10, help="pods per PodGroup (minMember)")
+    bsched.add_argument("--impl", default="reference", help="any implementation adapter, as for `vck run`")
+    bsched.add_argument("--name", default="vck-bench", help="the embedded cluster's name")
+    bsched.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for every pod to be bound")
+    bsched.set_defaults(func=_bench_scheduler)
 
     cluster = sub.add_parser("cluster", help="start, inspect and stop a cluster")
     csub = cluster.add_subparsers(dest="cluster_command", required=True)

@@ -1,4 +1,5 @@
-"""The scheduler suites written so far (queue, predicates, enqueue, preempt, reclaim) end to end:
+"""The scheduler suites written so far (queue, predicates, enqueue, preempt, reclaim,
+elastic-sharing, binpack) end to end:
 they pass on the reference, fail when the action or plugin they test is taken out of the scheduler
 conf, and converge when the scheduler is killed in the middle of binding a gang."""
 
@@ -13,7 +14,7 @@ import pytest
 from tests.test_controller_suites import BROKEN_TIME_SCALE, explain, replicas_by_job, vck_run, verdicts, volcano_jobs
 
 pytestmark = pytest.mark.cluster
-SUITES = "queue,predicates,enqueue,preempt,reclaim"
+SUITES = "queue,predicates,enqueue,preempt,reclaim,elastic-sharing,binpack"
 
 
 def test_scheduler_suites_pass_on_the_reference(tmp_path: pathlib.Path) -> None:
@@ -29,6 +30,8 @@ BROKEN = [
     ("preempt", "preempt", "by-priority or down-to-min or across-queues", 3),
     ("preempt", "gang", "not-below-min-available", 1),
     ("reclaim", "reclaim", "from-overused or weights", 2),
+    ("elastic-sharing", "preempt", "inference", 1),
+    ("binpack", "binpack", "fuller or weights", 2),
 ]
 
 

@@ -38,6 +38,12 @@ tiers:
 - plugins: [{name: priority}, {name: gang}, {name: conformance}]
 - plugins: [{name: predicates}, {name: proportion}]
 """
+BINPACK_CONF = """
+actions: "allocate"
+tiers:
+- plugins: [{name: gang}]
+- plugins: [{name: predicates}, {name: binpack}]
+"""
 PRIORITY_CLASSES = [{"metadata": {"name": "high"}, "value": 100}, {"metadata": {"name": "low"}, "value": 10}]
 OVERCOMMIT_CONF = """
 actions: "enqueue, allocate"
@@ -264,6 +270,14 @@ CASES = [
         conf=PREEMPT_CONF,
         binds={},
         evictions=["lo-0"],
+    ),
+    Case(
+        "binpack: the fuller node wins over the first by name",
+        nodes=[node("n0", "4"), node("n1", "4")],
+        pods=[pod("x-0", "x", "2", node_name="n1", phase="Running"), pod("a-0", "a", "1")],
+        podgroups=[podgroup("x", 1, phase="Running"), podgroup("a", 1)],
+        conf=BINPACK_CONF,
+        binds={"a-0": "n1"},
     ),
     Case(
         "reclaim: a queue under its share takes from an overused one",

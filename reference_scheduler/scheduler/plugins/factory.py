@@ -6,10 +6,11 @@ import functools
 from typing import Any, Callable, Mapping
 
 from reference_scheduler.scheduler.framework import interface
-from reference_scheduler.scheduler.plugins import conformance, gang, known, overcommit, predicates, priority, proportion
+from reference_scheduler.scheduler.plugins import binpack, conformance, gang, known, overcommit, predicates, priority, proportion
 
 Builder = Callable[[Mapping[str, Any]], interface.Plugin]
 BUILDERS: dict[str, Builder] = {
+    binpack.NAME: binpack.Binpack,
     conformance.NAME: conformance.Conformance,
     gang.NAME: gang.Gang,
     priority.NAME: priority.Priority,

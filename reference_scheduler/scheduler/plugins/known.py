@@ -1,5 +1,5 @@
-"""Volcano plugins this slice knows by name but does not implement yet (drf, nodeorder,
-binpack). They register nothing, so a conf naming them loads, and the reference does not claim
+"""Volcano plugins this slice knows by name but does not implement yet (drf and
+nodeorder). They register nothing, so a conf naming them loads, and the reference does not claim
 them (reference_scheduler/capabilities.yaml): scenarios needing them are reported as not claimed.
 """
 
@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
-NAMES = ("drf", "nodeorder", "binpack")
+NAMES = ("drf", "nodeorder")
 
 
 class NotImplemented_:

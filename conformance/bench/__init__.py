@@ -1,0 +1,1 @@
+"""Benchmarks: figures printed by a command, never asserted on time in a test."""

@@ -72,7 +72,8 @@ class Statement:
         self.operations.clear()
 
     def commit(self) -> None:
-        binds = [op for op in self.operations if op.kind == "allocate"]
+        binds = sum(1 for op in self.operations if op.kind == "allocate")
+        bound = 0
         for op in self.operations:
             if op.kind == "evict":
                 log.info("evict %s/%s from %s (%s)", op.task.namespace, op.task.name, op.node.name, op.reason)
@@ -80,9 +81,10 @@ class Statement:
             elif op.kind == "allocate":
                 op.task.status = job_info.TaskStatus.BINDING
                 self.ssn.writer.bind(op.task, op.node.name)
+                bound += 1
                 # One line per bind: the trail of a gang's commit (the scheduler chaos test kills
                 # the scheduler right after the first of these).
-                log.info("bound %s/%s to %s (gang %s: %d of %d)", op.task.namespace, op.task.name, op.node.name, op.task.job, binds.index(op) + 1, len(binds))
+                log.info("bound %s/%s to %s (gang %s: %d of %d)", op.task.namespace, op.task.name, op.node.name, op.task.job, bound, binds)
             # A pipelined task stays promised for the rest of the cycle; the next cycle's
             # allocate binds it once the node has room.
         self.operations.clear()

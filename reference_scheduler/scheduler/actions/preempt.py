@@ -60,15 +60,8 @@ class Preempt:
         job_cmp = functools.cmp_to_key(session_plugins.job_order_key(ssn))
         task_cmp = functools.cmp_to_key(session_plugins.task_order_key(ssn))
         queue_cmp = functools.cmp_to_key(session_plugins.queue_order_key(ssn))
-        preemptors: dict[str, list[job_info.JobInfo]] = {}
-        pending_tasks: dict[str, list[job_info.TaskInfo]] = {}
-        for job in ssn.jobs.values():
-            # A PodGroup still Pending has not been admitted: it may not take from others.
-            if job.is_pending() or session_plugins.job_valid(ssn, job) is not None or job.queue not in ssn.queues:
-                continue
-            if session_plugins.job_starving(ssn, job):
-                preemptors.setdefault(job.queue, []).append(job)
-                pending_tasks[job.uid] = sorted(job.by_status(job_info.TaskStatus.PENDING), key=task_cmp)
+        found = victims_mod.claimants(ssn, task_cmp)
+        preemptors, pending_tasks = found.starving, found.pending_tasks
         under_request = {queue: list(jobs) for queue, jobs in preemptors.items()}
         for queue in sorted((ssn.queues[q] for q in preemptors), key=queue_cmp):
             self._between_jobs(ssn, preemptors[queue.name], pending_tasks, job_cmp)

@@ -10,7 +10,7 @@ import functools
 import logging
 
 from reference_scheduler.scheduler.actions import victims as victims_mod
-from reference_scheduler.scheduler.api import job_info, queue_info, resource
+from reference_scheduler.scheduler.api import job_info, resource
 from reference_scheduler.scheduler.framework import session_plugins
 from reference_scheduler.scheduler.framework.session import Session
 from reference_scheduler.scheduler.framework.statement import Statement
@@ -26,18 +26,10 @@ class Reclaim:
         job_cmp = functools.cmp_to_key(session_plugins.job_order_key(ssn))
         task_cmp = functools.cmp_to_key(session_plugins.task_order_key(ssn))
         queue_cmp = functools.cmp_to_key(session_plugins.queue_order_key(ssn))
-        queues: dict[str, queue_info.QueueInfo] = {}
-        reclaimers: dict[str, list[job_info.JobInfo]] = {}
-        pending_tasks: dict[str, list[job_info.TaskInfo]] = {}
-        for job in ssn.jobs.values():
-            if job.is_pending() or session_plugins.job_valid(ssn, job) is not None or job.queue not in ssn.queues:
-                continue
-            queues[job.queue] = ssn.queues[job.queue]
-            if session_plugins.job_starving(ssn, job):
-                reclaimers.setdefault(job.queue, []).append(job)
-                pending_tasks[job.uid] = sorted(job.by_status(job_info.TaskStatus.PENDING), key=task_cmp)
+        found = victims_mod.claimants(ssn, task_cmp)
+        reclaimers, pending_tasks = found.starving, found.pending_tasks
         # One task per turn from the queue that comes first, until no queue can go on.
-        turn = list(queues.values())
+        turn = list(found.queues.values())
         while turn:
             turn.sort(key=queue_cmp)
             queue = turn.pop(0)

@@ -7,11 +7,39 @@ Upstream: pkg/scheduler/util/scheduler_helper.go (ValidateVictims), framework/se
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from typing import Any, Callable
 
-from reference_scheduler.scheduler.api import job_info, node_info
+from reference_scheduler.scheduler.api import job_info, node_info, queue_info
 from reference_scheduler.scheduler.framework import session_plugins
 from reference_scheduler.scheduler.framework.session import Session
+
+
+@dataclasses.dataclass
+class Claimants:
+    """The jobs that may take resources from others this cycle."""
+
+    # The queue of every admitted, valid job.
+    queues: dict[str, queue_info.QueueInfo]
+    # Starving jobs, by queue.
+    starving: dict[str, list[job_info.JobInfo]]
+    # Their pending tasks in task order, by job uid.
+    pending_tasks: dict[str, list[job_info.TaskInfo]]
+
+
+def claimants(ssn: Session, task_key: Callable[[job_info.TaskInfo], Any]) -> Claimants:
+    """A PodGroup still Pending has not been admitted and may not take from others; nor may an
+    invalid job or one whose queue is unknown."""
+    found = Claimants({}, {}, {})
+    for job in ssn.jobs.values():
+        if job.is_pending() or session_plugins.job_valid(ssn, job) is not None or job.queue not in ssn.queues:
+            continue
+        found.queues[job.queue] = ssn.queues[job.queue]
+        if session_plugins.job_starving(ssn, job):
+            found.starving.setdefault(job.queue, []).append(job)
+            found.pending_tasks[job.uid] = sorted(job.by_status(job_info.TaskStatus.PENDING), key=task_key)
+    return found
 
 
 def candidate_nodes(ssn: Session, task: job_info.TaskInfo) -> list[node_info.NodeInfo]:

@@ -22,7 +22,7 @@ import pytest
 from conformance import api, session
 from conformance.cluster import base, kube, registry
 from conformance.report import json_report, results
-from conformance.runner import scenario_run
+from conformance.runner import context, scenario_run
 from conformance.scenario import loader, models
 
 NAMESPACE_READY_TIMEOUT_S = 60.0
@@ -212,6 +212,13 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def vck_cluster(request: pytest.FixtureRequest) -> base.ClusterHandle:
     """A running cluster for the whole session; an embedded one per xdist worker, stopped at the end."""
     return _session(request.config).cluster()
+
+
+@pytest.fixture(scope="session")
+def vck_context(request: pytest.FixtureRequest) -> context.RunContext:
+    """The process's run context: its cluster and implementation, for tests that run a scenario
+    in-process (`runner.scenario_run.run`) and then look at the cluster it left."""
+    return _session(request.config).context()
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,9 @@ from typing import Any, Sequence
 
 import kubernetes
 
-from conformance.cluster import base, kube, nodes, resources
+from fake_devices import profile
+
+from conformance.cluster import base, kube, nodes, profile_nodes, resources
 from conformance.impl import base as impl_base
 
 NAMESPACE_TIMEOUT_S = 120.0
@@ -35,11 +37,12 @@ class RunContext:
         """The nodes may no longer be as shaped; the next prepare_nodes compares them afresh."""
         self._node_key = None
 
-    def prepare_nodes(self, groups: Sequence[nodes.NodeGroup]) -> None:
-        """Make the cluster's kwok nodes exactly the scenario's: keep equal ones, replace the rest."""
+    def prepare_nodes(self, groups: Sequence[nodes.NodeGroup], prof: profile.Profile | None = None) -> None:
+        """Make the cluster's kwok nodes exactly the scenario's (its node groups, then its device
+        profile's nodes): keep equal ones, replace the rest."""
         if not self.shapes_nodes:
             return
-        desired = {m["metadata"]["name"]: m for m in nodes.kwok_nodes(groups)}
+        desired = {m["metadata"]["name"]: m for m in profile_nodes.node_manifests(groups, prof)}
         key = tuple(sorted((n, repr(m)) for n, m in desired.items()))
         if key == self._node_key:
             return
@@ -49,7 +52,7 @@ class RunContext:
             if annotations.get(nodes.KWOK_NODE_ANNOTATION) != "fake":
                 continue
             want = desired.get(node.metadata.name)
-            if want is None or not _same_node(self.api.sanitize_for_serialization(node), want):
+            if want is None or not profile_nodes.same_node(self.api.sanitize_for_serialization(node), want):
                 self.client.delete(NODE, node.metadata.name, None)
                 deleted.add(node.metadata.name)
         if deleted:
@@ -63,6 +66,12 @@ class RunContext:
         kube.wait_fresh_node_leases(self.api, created, NODES_TIMEOUT_S)
         kube.wait_pods_run_on(self.api, created, NODES_TIMEOUT_S)
         self._node_key = key
+
+    def prepare_devices(self, prof: profile.Profile | None) -> None:
+        """Make the profile's Numatopology and HyperNode objects exactly the scenario's (none
+        without a profile). Run after the implementation is up: it installs their CRDs."""
+        if self.shapes_nodes:
+            profile_nodes.sync(self.client, profile_nodes.objects(prof))
 
     def new_namespace(self, scenario_id: str) -> str:
         name = f"{scenario_id[:50].rstrip('-')}-{secrets.token_hex(3)}"
@@ -89,14 +98,3 @@ class RunContext:
         self.client.core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
         kube.watch_until(self.client.core.list_namespaced_pod, lambda s: not s, NAMESPACE_TIMEOUT_S, f"the pods of namespace {name} to be deleted", namespace=name)
 
-
-def _same_node(current: dict[str, Any], want: dict[str, Any]) -> bool:
-    labels = (current.get("metadata") or {}).get("labels") or {}
-    status = current.get("status") or {}
-    spec = current.get("spec") or {}
-    return (
-        all(labels.get(k) == v for k, v in want["metadata"]["labels"].items())
-        and status.get("allocatable") == want["status"]["allocatable"]
-        and (spec.get("taints") or []) == (want["spec"].get("taints") or [])
-        and not spec.get("unschedulable")
-    )

@@ -47,8 +47,9 @@ def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
     if missing:
         return _result(sc, results.Status.NOT_CLAIMED, f"not claimed by {ctx.implementation.name}: {', '.join(missing)}", started, missing_capabilities=tuple(missing))
     try:
-        ctx.prepare_nodes(sc.nodes)
+        ctx.prepare_nodes(sc.nodes, sc.profile)
         ctx.implementation.ensure(ctx.cluster, sc.scheduler)
+        ctx.prepare_devices(sc.profile)
         namespace = ctx.new_namespace(sc.id)
     except Exception as err:
         log.debug("setup of %s failed", sc.id, exc_info=True)

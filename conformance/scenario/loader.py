@@ -17,7 +17,7 @@ from typing import IO, Any, Iterable, Sequence
 import jsonschema
 import yaml
 
-from conformance.scenario import models
+from conformance.scenario import models, profiles
 
 log = logging.getLogger(__name__)
 SCHEMA_PATH = pathlib.Path(__file__).with_name("scenario.schema.json")
@@ -187,6 +187,16 @@ def _schema_problems(doc: Any, pos: _Positions, name: str) -> list[Problem]:
     return problems
 
 
+def _profile_problems(doc: dict[str, Any], pos: _Positions, name: str) -> list[Problem]:
+    """The device profile's problems (fake_devices checks it), at this file's lines."""
+    cluster = doc.get("cluster")
+    try:
+        plain = [models.node_group(g) for g in cluster.get("nodes") or []] if isinstance(cluster, dict) else []
+    except (ValueError, KeyError, TypeError, AttributeError):
+        plain = []  # the schema reports what is wrong with them
+    return [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in profiles.problems(doc, plain)]
+
+
 # --- loading ------------------------------------------------------------------------------------------
 def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> models.Scenario:
     """The scenario in `stream`; ScenarioError listing every problem found."""
@@ -200,6 +210,7 @@ def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
     if not isinstance(doc, dict):
         raise ScenarioError([*problems, Problem(name, "", 1, f"expected a mapping with id, suite, title, level, cites and steps, got {type(doc).__name__}")])
     problems += _schema_problems(doc, pos, name)
+    problems += _profile_problems(doc, pos, name)
     if not problems and folder_suite is not None and doc.get("suite") != folder_suite:
         problems.append(Problem(name, "suite", pos.line(("suite",))[0], f"the suite is {doc.get('suite')!r} but the file is in the folder of suite {folder_suite!r}; make them equal"))
     if problems:

@@ -11,9 +11,11 @@ import json
 import pathlib
 from typing import Any, Mapping
 
+from fake_devices import profile as device_profile
+
 from conformance.cluster import nodes
 from conformance.report import results
-from conformance.scenario import durations
+from conformance.scenario import durations, profiles
 
 PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "ratio")
 TIMELINE_KINDS = ("sequence", "order")
@@ -91,6 +93,8 @@ class Scenario:
     path: pathlib.Path
     description: str = ""
     default_within_s: float = DEFAULT_WITHIN_S
+    # The device profile shaping (part of) the cluster: GPUs, NUMA, supernodes, HyperNodes.
+    profile: device_profile.Profile | None = None
 
     def scheduler_conf_names(self) -> tuple[list[str], list[str]]:
         """The actions and plugin names the scheduler conf uses."""
@@ -118,7 +122,7 @@ def _cite(doc: Mapping[str, Any]) -> Cite:
     raise ValueError(f"a cite needs one of seed, doc, source or issue, got {sorted(doc)}")
 
 
-def _node_group(doc: Mapping[str, Any]) -> nodes.NodeGroup:
+def node_group(doc: Mapping[str, Any]) -> nodes.NodeGroup:
     taints = tuple(nodes.Taint(t["key"], str(t.get("value", "")), t["effect"]) for t in doc.get("taints") or [])
     return nodes.NodeGroup(
         count=int(doc.get("count", 1)),
@@ -174,7 +178,10 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
     timeouts = doc.get("timeouts") or {}
     default_within = durations.parse(timeouts["default_within"]) if "default_within" in timeouts else DEFAULT_WITHIN_S
     cluster = doc.get("cluster") or {}
-    groups = tuple(_node_group(g) for g in cluster.get("nodes") or []) or nodes.parse(None)
+    prof = profiles.resolve(cluster["profile"]) if "profile" in cluster else None
+    groups = tuple(node_group(g) for g in cluster.get("nodes") or [])
+    if not groups and prof is None:
+        groups = nodes.parse(None)
     return Scenario(
         id=doc["id"],
         suite=doc["suite"],
@@ -190,4 +197,5 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
         path=path,
         description=str(doc.get("description", "")),
         default_within_s=default_within,
+        profile=prof,
     )

@@ -43,6 +43,7 @@ def make_pod(job: dict[str, Any], task: dict[str, Any], index: int, version: int
         pod_spec["schedulerName"] = spec["schedulerName"]
     if not pod_spec.get("priorityClassName") and spec.get("priorityClassName"):
         pod_spec["priorityClassName"] = spec["priorityClassName"]
+    _quantities_as_strings(pod_spec)
     if task.get("topologyPolicy"):
         pod_meta.setdefault("annotations", {})["volcano.sh/numa-topology-policy"] = task["topologyPolicy"]
     annotations = dict(pod_meta.get("annotations") or {})
@@ -64,6 +65,17 @@ def make_pod(job: dict[str, Any], task: dict[str, Any], index: int, version: int
         "metadata": {"name": pod_name(meta["name"], task["name"], index), "namespace": meta["namespace"], "labels": labels, "annotations": annotations, "ownerReferences": [owner(job)]},
         "spec": pod_spec,
     }
+
+
+def _quantities_as_strings(pod_spec: dict[str, Any]) -> None:
+    """A Job's template may write a quantity as a number (`metax-tech.com/gpu: 2`, as seed 002's
+    sample does): the Job CRD keeps it as int-or-string, the Pod API takes it either way, but the
+    typed client refuses a number, so write it as text."""
+    for container in [*(pod_spec.get("containers") or []), *(pod_spec.get("initContainers") or [])]:
+        for kind in ("requests", "limits"):
+            values = (container.get("resources") or {}).get(kind)
+            if isinstance(values, dict):
+                container["resources"][kind] = {name: str(value) for name, value in values.items()}
 
 
 def min_resources(job: dict[str, Any]) -> dict[str, str]:

@@ -1,5 +1,5 @@
 """The scheduler suites written so far (queue, predicates, enqueue, preempt, reclaim,
-elastic-sharing, binpack) end to end:
+elastic-sharing, binpack, backfill, sla, task-topology, drf; gang has its own test) end to end:
 they pass on the reference, fail when the action or plugin they test is taken out of the scheduler
 conf, and converge when the scheduler is killed in the middle of binding a gang."""
 
@@ -14,7 +14,7 @@ import pytest
 from tests.test_controller_suites import BROKEN_TIME_SCALE, explain, replicas_by_job, vck_run, verdicts, volcano_jobs
 
 pytestmark = pytest.mark.cluster
-SUITES = "queue,predicates,enqueue,preempt,reclaim,elastic-sharing,binpack"
+SUITES = "queue,predicates,enqueue,preempt,reclaim,elastic-sharing,binpack,nodeorder,backfill,sla,task-topology,drf,devices"
 
 
 def test_scheduler_suites_pass_on_the_reference(tmp_path: pathlib.Path) -> None:
@@ -24,14 +24,25 @@ def test_scheduler_suites_pass_on_the_reference(tmp_path: pathlib.Path) -> None:
 
 
 BROKEN = [
-    ("queue", "proportion", "weights or capability or guarantee", 3),
-    ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods", 5),
+    ("queue", "proportion", "weights or capability-caps-queue or guarantee or overused-queue or closed-queue", 5),
+    ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods or pod-affinity or pod-anti-affinity or host-ports", 8),
     ("enqueue", "overcommit", "default-factor or too-big", 2),
     ("preempt", "preempt", "by-priority or down-to-min or across-queues", 3),
     ("preempt", "gang", "not-below-min-available", 1),
     ("reclaim", "reclaim", "from-overused or weights", 2),
+    ("reclaim", "capacity", "capacity-down-to-deserved or capacity-capability or capacity-only-from", 3),
+    ("queue", "capacity", "capacity-hierarchy", 1),
+    ("drf", "drf", "smaller-dominant-share or preempt-until-shares or shares-would-invert or hierarchy-shares", 4),
     ("elastic-sharing", "preempt", "inference", 1),
     ("binpack", "binpack", "fuller or weights", 2),
+    ("gang", "gang", "best-effort-members-wait", 1),
+    ("gang", "backfill", "best-effort-members-complete", 1),
+    ("gang", "allocate", "full-occupancy", 1),
+    ("backfill", "backfill", "pods-placed or beside-pending", 2),
+    ("sla", "sla", "permits-enqueue or global or earlier-deadline or higher-priority", 4),
+    ("task-topology", "task-topology", "same-node or spreads or between-kinds or task-order", 4),
+    ("nodeorder", "nodeorder", "least-requested or preferred-node-affinity", 2),
+    ("devices", "allocate", "gpu-request-runs or exhausted-gpus or unhealthy-gpus or vendor-resource-names", 4),
 ]
 
 

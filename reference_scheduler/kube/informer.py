@@ -19,8 +19,11 @@ WATCH_TIMEOUT_S = 30
 
 
 class Store:
-    def __init__(self, name: str, lister: Callable[..., Any], changed: threading.Event, on_delete: Callable[[dict[str, Any]], None] | None = None) -> None:
+    def __init__(self, name: str, lister: Callable[..., Any], changed: threading.Event, on_delete: Callable[[dict[str, Any]], None] | None = None, optional: bool = False) -> None:
         self.name = name
+        # An optional kind may not be served at all (its CRD not installed): the store then counts
+        # as synced and empty, and keeps trying to list it.
+        self.optional = optional
         # Called with the last state of an object the watch reports deleted (the job controller
         # turns a deleted pod into a PodEvicted event).
         self.on_delete = on_delete
@@ -92,6 +95,17 @@ class Store:
                     self._apply(event["type"], obj)
                     if self._stop.is_set():
                         break
+            except kubernetes.client.ApiException as err:
+                if err.status == 404 and self.optional:
+                    if not self.synced.is_set():
+                        log.warning("informer %s: the API server does not serve it (CRD not installed?); treating it as empty", self.name)
+                        self.synced.set()
+                    version = None
+                    self._stop.wait(10)
+                    continue
+                log.debug("informer %s: %s; relisting", self.name, err)
+                version = None
+                self._stop.wait(0.5)
             except Exception as err:  # an expired watch, a dropped connection: list again
                 log.debug("informer %s: %s; relisting", self.name, err)
                 version = None

@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             log.exception("scheduling cycle failed")
             continue
         log.debug("cycle %s: %d jobs, %d nodes in %.1f ms", ssn.uid[:8], len(ssn.jobs), len(ssn.nodes), (time.monotonic() - started) * 1000)
+    cache.wait_binds()
     return 0
 
 

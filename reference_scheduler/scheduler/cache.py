@@ -6,6 +6,7 @@ Upstream: pkg/scheduler/cache/cache.go (the kit's own, smaller version).
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import json
 import logging
@@ -19,6 +20,9 @@ from reference_scheduler.scheduler.api import job_info, node_info, queue_info
 
 log = logging.getLogger(__name__)
 SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
+TOPOLOGY = ("topology.volcano.sh", "v1alpha1")
+NODEINFO = ("nodeinfo.volcano.sh", "v1alpha1")
+BIND_WORKERS = 8
 
 
 class Cache:
@@ -33,8 +37,13 @@ class Cache:
         self.podgroups = informer.Store("podgroups", informer.custom_lister(api, *SCHEDULING, "podgroups"), self.changed)
         self.queues = informer.Store("queues", informer.custom_lister(api, *SCHEDULING, "queues"), self.changed)
         self.priority_classes = informer.Store("priorityclasses", informer.core_lister(api, "priorityclasses"), self.changed)
-        self.stores = (self.nodes, self.pods, self.podgroups, self.queues, self.priority_classes)
+        # Topology for the numa-aware and network-topology-aware plugins (read as the API has them).
+        self.hypernodes = informer.Store("hypernodes", informer.custom_lister(api, *TOPOLOGY, "hypernodes"), self.changed, optional=True)
+        self.numatopologies = informer.Store("numatopologies", informer.custom_lister(api, *NODEINFO, "numatopologies"), self.changed, optional=True)
+        self.stores = (self.nodes, self.pods, self.podgroups, self.queues, self.priority_classes, self.hypernodes, self.numatopologies)
         self._events_sent: dict[tuple[str, str, str], str] = {}
+        # Binds go out on a few threads, so a gang's binds overlap and the cycle need not wait.
+        self._binder = concurrent.futures.ThreadPoolExecutor(BIND_WORKERS, thread_name_prefix="bind")
 
     def start(self, timeout_s: float = 60.0) -> None:
         for store in self.stores:
@@ -89,20 +98,42 @@ class Cache:
                 nodes[task.node_name].add_task(task)
         return jobs, nodes, queues
 
+    def topology(self) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+        """HyperNodes and Numatopologies by name, as this cycle sees them."""
+        return ({h["metadata"]["name"]: h for h in self.hypernodes.snapshot()}, {n["metadata"]["name"]: n for n in self.numatopologies.snapshot()})
+
     # --- writes --------------------------------------------------------------------------------------
     def bind(self, task: job_info.TaskInfo, node: str) -> None:
-        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": task.name, "namespace": task.namespace}, "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
+        """Bind through the Binding subresource, asynchronously as Volcano's bind workers do; the
+        store notes the bind at once so the next cycle does not place the pod again, and gets
+        its old copy back if the API refuses."""
+        original = task.pod
+        pod = {**original, "spec": {**original["spec"], "nodeName": node}}
+        self.pods.put(pod)
+        self._binder.submit(self._bind, original, node)
+
+    def _bind(self, pod: dict[str, Any], node: str) -> None:
+        meta = pod["metadata"]
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": meta["name"], "namespace": meta["namespace"]}, "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
         try:
             # The client cannot read a Binding response back into a model: keep it raw.
-            self.core.create_namespaced_binding(task.namespace, body, _preload_content=False)
+            self.core.create_namespaced_binding(meta["namespace"], body, _preload_content=False)
         except kubernetes.client.ApiException as err:
-            log.warning("binding %s/%s to %s failed: %s", task.namespace, task.name, node, err.reason)
+            log.warning("binding %s/%s to %s failed: %s", meta["namespace"], meta["name"], node, err.reason)
+            self.pods.put(pod)
+            self.changed.set()
             return
-        # Note the bind at once, so the next cycle does not place the pod again.
-        pod = json.loads(json.dumps(task.pod))
-        pod["spec"]["nodeName"] = node
-        self.pods.put(pod)
-        self.event(task.pod, "Normal", "Scheduled", f"Successfully assigned {task.namespace}/{task.name} to {node}")
+        except Exception:  # a dropped connection must not kill the worker silently
+            log.exception("binding %s/%s to %s failed", meta["namespace"], meta["name"], node)
+            self.pods.put(pod)
+            self.changed.set()
+            return
+        self.event(pod, "Normal", "Scheduled", f"Successfully assigned {meta['namespace']}/{meta['name']} to {node}")
+
+    def wait_binds(self) -> None:
+        """Block until every bind submitted so far has been answered (for an orderly stop)."""
+        self._binder.submit(lambda: None).result()
+        self._binder.shutdown(wait=True)
 
     def evict(self, task: job_info.TaskInfo, job: job_info.JobInfo, reason: str) -> None:
         """Evict as Volcano does: an `Evict` event on the pod and its PodGroup, a DisruptionTarget

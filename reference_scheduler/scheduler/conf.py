@@ -39,6 +39,8 @@ class PluginOption:
     arguments: Mapping[str, Any]
     # Extension points switched off by `enableXxx: false` (Volcano's enabled flags).
     disabled: frozenset[str]
+    # `enableHierarchy: true`: drf and capacity then work on the queue hierarchy (off unless said).
+    hierarchy: bool = False
 
     def enabled(self, point: str) -> bool:
         return point not in self.disabled
@@ -48,6 +50,12 @@ class PluginOption:
 class Conf:
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
+
+
+def hierarchy_enabled(tiers: tuple[tuple[PluginOption, ...], ...], name: str) -> bool:
+    """Whether the first entry of the plugin in the tiers says `enableHierarchy: true`.
+    Upstream: Session.HierarchyEnabled."""
+    return next((option.hierarchy for tier in tiers for option in tier if option.name == name), False)
 
 
 def parse(text: str) -> Conf:
@@ -68,7 +76,7 @@ def parse(text: str) -> Conf:
                 problems.append(f"tiers[{i}]: unknown plugin {name!r}; known: {', '.join(plugin_factory.NAMES)}")
                 continue
             disabled = frozenset(k[len("enable"):].lower() for k, v in plugin.items() if k.startswith("enable") and v is False)
-            options.append(PluginOption(name, plugin.get("arguments") or {}, disabled))
+            options.append(PluginOption(name, plugin.get("arguments") or {}, disabled, plugin.get("enableHierarchy") is True))
         tiers.append(tuple(options))
     if not actions:
         problems.append("`actions` is empty; for example: actions: \"enqueue, allocate, backfill\"")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import cache as cache_mod
+from reference_scheduler.scheduler import cycle_profile
 from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
@@ -82,24 +82,11 @@ def queue(name: str = "default", weight: int = 1, capability: dict[str, str] | N
     return {"metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": {"state": state}}
 
 
-class _List:
-    def __init__(self, items: list[dict[str, Any]]) -> None:
-        self.items = items
-
-    def snapshot(self) -> list[dict[str, Any]]:
-        return self.items
-
-
-class FakeCache(cache_mod.Cache):
+class FakeCache(cycle_profile.MemoryCache):
     """The real snapshot logic over given objects; writes are recorded instead of sent."""
 
     def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None) -> None:
-        self.scheduler_name = "volcano"
-        self.nodes = _List(nodes)  # type: ignore[assignment]
-        self.pods = _List(pods)  # type: ignore[assignment]
-        self.podgroups = _List(podgroups)  # type: ignore[assignment]
-        self.queues = _List(queues)  # type: ignore[assignment]
-        self.priority_classes = _List(priority_classes or [])  # type: ignore[assignment]
+        super().__init__(nodes, pods, podgroups, queues, priority_classes)
         self.evictions: list[str] = []
         self.binds: dict[str, str] = {}
         self.statuses: dict[str, dict[str, Any]] = {}

@@ -459,7 +459,13 @@ class JobSync:
             body = {
                 "apiVersion": "scheduling.volcano.sh/v1beta1",
                 "kind": "PodGroup",
-                "metadata": {"name": name, "namespace": ns, "ownerReferences": [pods.owner(self.job)], "annotations": {pods.JOB_NAME: self.meta["name"]}},
+                # The Job's annotations and labels go onto its PodGroup, where the scheduler's
+                # plugins read them (sla, task-topology). Upstream: createOrUpdatePodGroup.
+                "metadata": {
+                    "name": name, "namespace": ns, "ownerReferences": [pods.owner(self.job)],
+                    "annotations": {**(self.meta.get("annotations") or {}), pods.JOB_NAME: self.meta["name"]},
+                    "labels": dict(self.meta.get("labels") or {}),
+                },
                 "spec": want,
             }
             try:

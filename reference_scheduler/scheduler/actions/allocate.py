@@ -9,37 +9,37 @@ from __future__ import annotations
 import functools
 import logging
 
+import numpy as np
+
 from reference_scheduler.scheduler.api import job_info, node_info, queue_info
 from reference_scheduler.scheduler.framework import session_plugins
 from reference_scheduler.scheduler.framework.session import Session
 from reference_scheduler.scheduler.framework.statement import Statement
+from reference_scheduler.scheduler.util import priority_queue
 
 log = logging.getLogger(__name__)
 NAME = "allocate"
 
 
-def resource_fit(task: job_info.TaskInfo, node: node_info.NodeInfo) -> str | None:
-    """The action's own check, before any plugin: the request fits what the node will have free
-    once its releasing pods are gone (it is pipelined there if it does not fit yet)."""
-    missing = task.resreq.insufficient(node.future_idle())
-    return ", ".join(f"Insufficient {name}" for name in missing) if missing else None
-
-
 def place(ssn: Session, task: job_info.TaskInfo, job: job_info.JobInfo) -> node_info.NodeInfo | None:
-    """The best node for the task, recording why each other node was refused."""
-    feasible = []
-    errors: dict[str, str] = {}
-    for node in ssn.node_list():
-        reason = resource_fit(task, node) or session_plugins.predicate(ssn, task, node)
-        if reason:
-            errors[node.name] = reason
-        else:
-            feasible.append(node)
-    if not feasible:
-        job.fit_errors[task.uid] = errors
+    """The best node for the task, or None with why each node was refused in job.fit_errors.
+
+    The action's own check comes first: the request fits what the node will have free once its
+    releasing pods are gone (the task is pipelined there if it does not fit yet); then every
+    predicate; then the highest score, ties going to the first node by name so runs repeat.
+    All of it over every node at once (api/node_matrix.py)."""
+    matrix = ssn.matrix
+    request = ssn.request(task)
+    free = matrix.future_idle()
+    fits = request.fits(free)
+    verdict = session_plugins.predicate_nodes(ssn, task)
+    rows = np.flatnonzero(fits & ~verdict.failed)
+    if not len(rows):
+        lacking = request.insufficient(matrix, free)
+        job.fit_errors[task.uid] = {name: lacking[i] or str(verdict.reason[i]) for i, name in enumerate(matrix.names)}
         return None
-    # Highest score wins; ties go to the first node by name, so runs are repeatable.
-    return max(feasible, key=lambda n: (session_plugins.node_score(ssn, task, n), [-ord(c) for c in n.name]))
+    scores = session_plugins.node_scores(ssn, task, rows)
+    return ssn.node_list()[int(rows[int(np.argmax(scores))])]
 
 
 def _role_failed(job: job_info.JobInfo, task: job_info.TaskInfo) -> bool:
@@ -71,7 +71,8 @@ class Allocate:
 
     def execute(self, ssn: Session) -> None:
         enqueue_on = "enqueue" in ssn.conf.actions
-        by_queue: dict[str, list[job_info.JobInfo]] = {}
+        by_queue: dict[str, priority_queue.PriorityQueue[job_info.JobInfo]] = {}
+        job_order = session_plugins.job_order_key(ssn)
         for job in ssn.jobs.values():
             if job.is_pending():
                 if enqueue_on:
@@ -81,8 +82,7 @@ class Allocate:
                 continue
             if job.queue not in ssn.queues:
                 continue
-            by_queue.setdefault(job.queue, []).append(job)
-        job_cmp = functools.cmp_to_key(session_plugins.job_order_key(ssn))
+            by_queue.setdefault(job.queue, priority_queue.PriorityQueue(job_order)).push(job)
         queue_cmp = functools.cmp_to_key(session_plugins.queue_order_key(ssn))
         task_cmp = functools.cmp_to_key(session_plugins.task_order_key(ssn))
         pending: dict[str, list[job_info.TaskInfo]] = {}
@@ -93,8 +93,7 @@ class Allocate:
             if session_plugins.overused(ssn, queue) or not jobs:
                 active.discard(queue.name)
                 continue
-            jobs.sort(key=job_cmp)
-            job = jobs.pop(0)
+            job = jobs.pop()
             if job.uid not in pending:
                 tasks = [t for t in job.by_status(job_info.TaskStatus.PENDING) if not t.best_effort]
                 pending[job.uid] = sorted(tasks, key=task_cmp)
@@ -103,7 +102,7 @@ class Allocate:
                 continue
             stmt = self._allocate_tasks(ssn, tasks, job, queue)
             if tasks:
-                jobs.append(job)
+                jobs.push(job)
             if stmt is not None:
                 stmt.commit()
 

@@ -44,9 +44,12 @@ def claimants(ssn: Session, task_key: Callable[[job_info.TaskInfo], Any]) -> Cla
 
 def candidate_nodes(ssn: Session, task: job_info.TaskInfo) -> list[node_info.NodeInfo]:
     """Nodes passing every predicate except free resources, best score first, then by name."""
-    nodes = [n for n in ssn.node_list() if session_plugins.predicate(ssn, task, n) is None]
-    scores = {n.name: session_plugins.node_score(ssn, task, n) for n in nodes}
-    return sorted(nodes, key=lambda n: (-scores[n.name], n.name))
+    rows = session_plugins.predicate_nodes(ssn, task).passed_rows()
+    scores = session_plugins.node_scores(ssn, task, rows)
+    nodes = ssn.node_list()
+    # Rows are in name order and the sort is stable: equal scores keep name order.
+    order = sorted(range(len(rows)), key=lambda k: -scores[k])
+    return [nodes[int(rows[k])] for k in order]
 
 
 def enough(task: job_info.TaskInfo, node: node_info.NodeInfo, victims: list[job_info.TaskInfo]) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from typing import Any
 
 from reference_scheduler.scheduler.api import resource
@@ -77,8 +78,9 @@ class TaskInfo:
     def preempts_never(self) -> bool:
         return (self.pod.get("spec") or {}).get("preemptionPolicy") == "Never"
 
-    @property
+    @functools.cached_property
     def best_effort(self) -> bool:
+        # Asked for often and fixed for the pod's life (requests cannot change on a created pod).
         return self.resreq.is_empty()
 
     @classmethod

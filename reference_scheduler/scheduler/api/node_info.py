@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from reference_scheduler.kube import quantity
-from reference_scheduler.scheduler.api import job_info, resource
+from reference_scheduler.scheduler.api import job_info, node_matrix, resource
 
 
 @dataclasses.dataclass
@@ -23,6 +23,10 @@ class NodeInfo:
     tasks: dict[str, job_info.TaskInfo] = dataclasses.field(default_factory=dict)
     # The status each task was counted under, so removal undoes exactly what adding did.
     counted_as: dict[str, job_info.TaskStatus] = dataclasses.field(default_factory=dict)
+    # The session's arrays and this node's row in them, once attached: every change is written
+    # there too, so vectorised predicates and scores see what the objects see.
+    matrix: node_matrix.NodeMatrix | None = dataclasses.field(default=None, repr=False)
+    row: int = -1
 
     @classmethod
     def from_node(cls, node: dict[str, Any]) -> NodeInfo:
@@ -55,6 +59,16 @@ class NodeInfo:
     def taints(self) -> list[dict[str, Any]]:
         return (self.node.get("spec") or {}).get("taints") or []
 
+    def attach(self, matrix: node_matrix.NodeMatrix) -> None:
+        self.matrix = matrix
+        self.row = matrix.index[self.name]
+        matrix.add(self.row, "allocatable", self.allocatable, 1)
+        for kind in ("used", "releasing", "pipelined"):
+            matrix.add(self.row, kind, getattr(self, kind), 1)
+        matrix.pod_count[self.row] = self.pod_count
+        matrix.max_pods[self.row] = self.max_pods
+        matrix.unschedulable[self.row] = self.unschedulable
+
     def add_task(self, task: job_info.TaskInfo) -> None:
         if task.uid in self.tasks:
             return
@@ -73,10 +87,11 @@ class NodeInfo:
 
     def _count(self, request: resource.Resource, status: job_info.TaskStatus, sign: int) -> None:
         change = request.clone().multiply(sign)
-        if status is job_info.TaskStatus.PIPELINED:
-            self.pipelined.add(change)
-        else:
-            self.used.add(change)
-            if status is job_info.TaskStatus.RELEASING:
-                self.releasing.add(change)
+        kinds = ("pipelined",) if status is job_info.TaskStatus.PIPELINED else ("used", "releasing") if status is job_info.TaskStatus.RELEASING else ("used",)
+        for kind in kinds:
+            getattr(self, kind).add(change)
+            if self.matrix is not None:
+                self.matrix.add(self.row, kind, request, sign)
         self.pod_count += sign
+        if self.matrix is not None:
+            self.matrix.pod_count[self.row] += sign

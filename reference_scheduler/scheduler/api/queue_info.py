@@ -7,6 +7,9 @@ from typing import Any
 
 from reference_scheduler.scheduler.api import resource
 
+HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
+
 
 @dataclasses.dataclass
 class QueueInfo:
@@ -18,11 +21,22 @@ class QueueInfo:
     reclaimable: bool
     creation: str
     queue: dict[str, Any]
+    # What the capacity plugin reads: spec.deserved (None when not set), spec.parent and
+    # spec.priority (a higher priority queue goes first).
+    deserved: resource.Resource | None = None
+    parent: str = ""
+    priority: int = 0
+    # What drf reads with enableHierarchy: the path from the root (`root/eng/dev`) and one weight
+    # per level (`1/2/8`), from the queue's annotations. Upstream: NewQueueInfo.
+    hierarchy: str = ""
+    weights: str = ""
 
     @classmethod
     def from_queue(cls, queue: dict[str, Any]) -> QueueInfo:
         spec = queue.get("spec") or {}
         capability = spec.get("capability")
+        deserved = spec.get("deserved")
+        annotations = queue["metadata"].get("annotations") or {}
         return cls(
             name=queue["metadata"]["name"],
             weight=int(spec.get("weight") or 1),
@@ -34,4 +48,9 @@ class QueueInfo:
             reclaimable=spec.get("reclaimable", True) is not False,
             creation=queue["metadata"].get("creationTimestamp", ""),
             queue=queue,
+            deserved=resource.Resource.from_list(deserved) if deserved else None,
+            parent=spec.get("parent") or "",
+            priority=int(spec.get("priority") or 0),
+            hierarchy=annotations.get(HIERARCHY_ANNOTATION, ""),
+            weights=annotations.get(HIERARCHY_WEIGHTS_ANNOTATION, ""),
         )

@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 def open_session(cache: cache_mod.Cache, configuration: conf.Conf) -> Session:
     jobs, nodes, queues = cache.snapshot()
     ssn = Session(jobs, nodes, queues, configuration, cache)
+    ssn.hypernodes, ssn.numatopologies = cache.topology()
     for tier in configuration.tiers:
         for option in tier:
             plugin = plugin_factory.BUILDERS[option.name](option.arguments)

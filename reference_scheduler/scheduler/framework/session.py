@@ -13,13 +13,15 @@ import uuid
 from typing import Any, Callable, Protocol
 
 from reference_scheduler.scheduler import conf
-from reference_scheduler.scheduler.api import job_info, node_info, queue_info, resource
+from reference_scheduler.scheduler.api import job_info, node_info, node_matrix, queue_info, resource
 
 log = logging.getLogger(__name__)
 EXTENSION_POINTS = (
     "jobOrder", "queueOrder", "taskOrder", "predicate", "nodeOrder", "jobValid", "jobReady",
     "jobPipelined", "jobEnqueueable", "jobEnqueued", "allocatable", "overused",
     "preemptable", "reclaimable", "jobStarving", "preemptive",
+    # Vectorised forms: one call per task covers every node (see api/node_matrix.py).
+    "batchPredicate", "batchNodeOrder",
 )
 
 
@@ -58,15 +60,37 @@ class Session:
         self.fns: dict[str, dict[str, Callable[..., Any]]] = {p: {} for p in EXTENSION_POINTS}
         self.event_handlers: list[EventHandler] = []
         self.plugins: dict[str, Any] = {}
+        # HyperNode and Numatopology objects by name (set by open_session from the cache).
+        self.hypernodes: dict[str, dict[str, Any]] = {}
+        self.numatopologies: dict[str, dict[str, Any]] = {}
         self.total_resource = resource.Resource()
         for node in nodes.values():
             self.total_resource.add(node.allocatable)
+        # Nodes in name order: the row order of the matrix and the order ties are broken in.
+        self._node_list = [nodes[n] for n in sorted(nodes)]
+        names: set[str] = set()
+        for node in self._node_list:
+            names.update(node.allocatable.names())
+        for job in jobs.values():
+            for task in job.tasks.values():
+                names.update(task.resreq.names())
+        self.matrix = node_matrix.NodeMatrix([n.name for n in self._node_list], names)
+        for node in self._node_list:
+            node.attach(self.matrix)
+        # Per-cycle memo of a task's request as a matrix row (tasks are placed many times over).
+        self._requests: dict[str, node_matrix.Request] = {}
 
     def add(self, point: str, plugin: str, fn: Callable[..., Any]) -> None:
         self.fns[point][plugin] = fn
 
     def node_list(self) -> list[node_info.NodeInfo]:
-        return [self.nodes[n] for n in sorted(self.nodes)]
+        return list(self._node_list)
+
+    def request(self, task: job_info.TaskInfo) -> node_matrix.Request:
+        found = self._requests.get(task.uid)
+        if found is None:
+            found = self._requests[task.uid] = node_matrix.Request(self.matrix, task.resreq)
+        return found
 
     def update_condition(self, job: job_info.JobInfo, condition: dict[str, Any]) -> None:
         """Replace the PodGroup's condition of the same type. Upstream: Session.UpdatePodGroupCondition."""

@@ -6,9 +6,12 @@ Upstream: pkg/scheduler/framework/session_plugins.go.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Iterator
 
-from reference_scheduler.scheduler.api import job_info, node_info, queue_info
+import numpy as np
+
+from reference_scheduler.scheduler.api import job_info, queue_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import Session
 
@@ -71,19 +74,65 @@ def _index(task: job_info.TaskInfo) -> int:
     return int(value) if str(value).isdigit() else 0
 
 
-def predicate(ssn: Session, task: job_info.TaskInfo, node: node_info.NodeInfo) -> str | None:
-    """All must pass: the first failure's reason, or None."""
-    for fns in _each_tier(ssn, "predicate", "predicate"):
-        for fn in fns:
-            reason = fn(task, node)
-            if reason:
-                return str(reason)
-    return None
+@dataclasses.dataclass
+class NodeFilter:
+    """The outcome of every predicate for one task over every node of the session (matrix rows)."""
+
+    failed: np.ndarray  # bool per node
+    reason: np.ndarray  # object per node: the first failing predicate's reason, None where passed
+
+    def passed_rows(self) -> np.ndarray:
+        return np.flatnonzero(~self.failed)
 
 
-def node_score(ssn: Session, task: job_info.TaskInfo, node: node_info.NodeInfo) -> float:
-    """The sum of every plugin's score."""
-    return sum(float(fn(task, node)) for fns in _each_tier(ssn, "nodeOrder", "nodeorder") for fn in fns)
+def predicate_nodes(ssn: Session, task: job_info.TaskInfo) -> NodeFilter:
+    """All must pass; a node's reason is its first failure in tier and plugin order. Batch
+    predicates (`batchPredicate`: task -> [(failed per node, reason or reasons per node)]) cover
+    every node at once; plain ones (`predicate`: task, node -> reason or None) are asked only for
+    the nodes still passing. Upstream: Session.PredicateFn."""
+    count = len(ssn.matrix)
+    failed = np.zeros(count, dtype=bool)
+    reason = np.full(count, None, dtype=object)
+    for tier in ssn.tiers:
+        for option in tier:
+            if not option.enabled("predicate"):
+                continue
+            batch = ssn.fns["batchPredicate"].get(option.name)
+            if batch is not None:
+                for fails, why in batch(task):
+                    newly = fails & ~failed
+                    if newly.any():
+                        reason[newly] = why if isinstance(why, str) else why[newly]
+                        failed |= newly
+            single = ssn.fns["predicate"].get(option.name)
+            if single is not None:
+                nodes = ssn.node_list()
+                for i in np.flatnonzero(~failed).tolist():
+                    why = single(task, nodes[i])
+                    if why:
+                        failed[i] = True
+                        reason[i] = str(why)
+    return NodeFilter(failed, reason)
+
+
+def node_scores(ssn: Session, task: job_info.TaskInfo, rows: np.ndarray) -> np.ndarray:
+    """The sum of every plugin's score for the nodes at `rows`: batch scorers
+    (`batchNodeOrder`: task -> score per node) and plain ones (`nodeOrder`: task, node -> score)."""
+    total = np.zeros(len(rows))
+    if not len(rows):
+        return total
+    nodes = ssn.node_list()
+    for tier in ssn.tiers:
+        for option in tier:
+            if not option.enabled("nodeorder"):
+                continue
+            batch = ssn.fns["batchNodeOrder"].get(option.name)
+            if batch is not None:
+                total += np.asarray(batch(task), dtype=float)[rows]
+            single = ssn.fns["nodeOrder"].get(option.name)
+            if single is not None:
+                total += np.array([float(single(task, nodes[i])) for i in rows.tolist()])
+    return total
 
 
 def job_valid(ssn: Session, job: job_info.JobInfo) -> tuple[str, str] | None:

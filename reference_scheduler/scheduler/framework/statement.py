@@ -40,6 +40,17 @@ class Statement:
         self._place(task, node, job_info.TaskStatus.PIPELINED)
         self.operations.append(_Operation("pipeline", task, node))
 
+    def unpipeline(self, task: job_info.TaskInfo) -> None:
+        """Take back a pipelined task's promised node at once: it is Pending again.
+        Upstream: Statement.UnPipeline."""
+        node = self.ssn.nodes.get(task.node_name)
+        if node is not None:
+            node.remove_task(task)
+        task.status = job_info.TaskStatus.PENDING
+        task.node_name = ""
+        for handler in self.ssn.event_handlers:
+            handler.deallocate(task)
+
     def evict(self, task: job_info.TaskInfo, reason: str) -> None:
         node = self.ssn.nodes[task.node_name]
         previous = task.status

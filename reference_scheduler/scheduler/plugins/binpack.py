@@ -10,7 +10,9 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
-from reference_scheduler.scheduler.api import job_info, node_info
+import numpy as np
+
+from reference_scheduler.scheduler.api import job_info, node_matrix
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
@@ -40,24 +42,29 @@ def weights(arguments: Mapping[str, Any]) -> tuple[int, dict[str, int]]:
     return _int(arguments, "binpack.weight", 1), by_resource
 
 
-def score(task: job_info.TaskInfo, node: node_info.NodeInfo, plugin_weight: int, by_resource: Mapping[str, int]) -> float:
-    total = 0.0
+def scores(task: job_info.TaskInfo, matrix: node_matrix.NodeMatrix, plugin_weight: int, by_resource: Mapping[str, int]) -> np.ndarray:
+    """Every node's score: the weighted mean of how full each requested resource would be with the
+    task, 0..100 times the plugin's weight; 0 on a node where something would overflow."""
+    total = np.zeros(len(matrix))
+    overflow = np.zeros(len(matrix), dtype=bool)
     weight_sum = 0
     for name in task.resreq.names():
         request = task.resreq.get(name)
         weight = by_resource.get(name)
         if request <= 0 or weight is None:
             continue
-        capacity = node.allocatable.get(name)
-        used = node.used.get(name) + request
-        if capacity > 0 and weight > 0:
-            if used > capacity:
-                return 0.0
-            total += used * weight / capacity
         weight_sum += weight
+        j = matrix.column.get(name)
+        if j is None or weight <= 0:
+            continue
+        capacity = matrix.allocatable[:, j]
+        used = matrix.used[:, j] + request
+        counted = capacity > 0
+        overflow |= counted & (used > capacity)
+        total += np.where(counted, used * weight / np.where(counted, capacity, 1), 0.0)
     if weight_sum > 0:
         total /= weight_sum
-    return total * MAX_NODE_SCORE * plugin_weight
+    return np.where(overflow, 0.0, total * MAX_NODE_SCORE * plugin_weight)
 
 
 class Binpack:
@@ -68,7 +75,7 @@ class Binpack:
 
     def on_session_open(self, ssn: Session) -> None:
         if self.plugin_weight != 0:
-            ssn.add("nodeOrder", NAME, lambda task, node: score(task, node, self.plugin_weight, self.by_resource))
+            ssn.add("batchNodeOrder", NAME, lambda task: scores(task, ssn.matrix, self.plugin_weight, self.by_resource))
 
     def on_session_close(self, ssn: Session) -> None:
         return None

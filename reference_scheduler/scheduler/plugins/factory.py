@@ -6,17 +6,23 @@ import functools
 from typing import Any, Callable, Mapping
 
 from reference_scheduler.scheduler.framework import interface
-from reference_scheduler.scheduler.plugins import binpack, conformance, gang, known, overcommit, predicates, priority, proportion
+from reference_scheduler.scheduler.plugins import capacity, drf, sla, task_topology
+from reference_scheduler.scheduler.plugins import binpack, conformance, gang, known, nodeorder, overcommit, predicates, priority, proportion
 
 Builder = Callable[[Mapping[str, Any]], interface.Plugin]
 BUILDERS: dict[str, Builder] = {
     binpack.NAME: binpack.Binpack,
+    capacity.NAME: capacity.Capacity,
+    drf.NAME: drf.Drf,
     conformance.NAME: conformance.Conformance,
     gang.NAME: gang.Gang,
     priority.NAME: priority.Priority,
     predicates.NAME: predicates.Predicates,
     proportion.NAME: proportion.Proportion,
     overcommit.NAME: overcommit.Overcommit,
+    sla.NAME: sla.Sla,
+    task_topology.NAME: task_topology.TaskTopology,
+    nodeorder.NAME: nodeorder.NodeOrder,
     **{name: functools.partial(known.NotImplemented_, name) for name in known.NAMES},
 }
 NAMES = tuple(BUILDERS)

@@ -1,6 +1,7 @@
-"""Volcano plugins this slice knows by name but does not implement yet (drf and
-nodeorder). They register nothing, so a conf naming them loads, and the reference does not claim
-them (reference_scheduler/capabilities.yaml): scenarios needing them are reported as not claimed.
+"""Volcano plugins this slice knows by name but does not implement yet (none left now that
+drf, capacity and nodeorder are implemented). They register nothing, so a conf naming them loads,
+and the reference does not claim them (reference_scheduler/capabilities.yaml): scenarios needing
+them are reported as not claimed.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, Mapping
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
-NAMES = ("drf", "nodeorder")
+NAMES: tuple[str, ...] = ()
 
 
 class NotImplemented_:

@@ -1,66 +1,41 @@
-"""predicates: node filters a kubelet-independent scheduler must apply (the resource fit itself is
-checked by the allocate action): pod count, unschedulable nodes, nodeSelector, required node
-affinity, taints and tolerations.
+"""predicates: the node filters a kubelet-independent scheduler must apply (the resource fit itself
+is checked by the allocate action): unschedulable nodes, pod count, nodeSelector and required node
+affinity, taints and tolerations, host ports, and required inter-pod affinity and anti-affinity
+(the pod's own terms and the anti-affinity of pods already placed). Reasons are kube-scheduler's.
+
+Each check covers every node at once (a `batchPredicate`); what depends only on the pod's spec and
+the nodes' labels and taints is computed once per distinct spec per cycle, since a job's pods
+share one template.
 
 Upstream: pkg/scheduler/plugins/predicates/predicates.go (which wraps kube-scheduler's filters).
 """
 
 from __future__ import annotations
 
+import collections
+import json
 from typing import Any, Mapping
 
-from reference_scheduler.scheduler.api import job_info, node_info
-from reference_scheduler.scheduler.framework.session import Session
+import numpy as np
+
+from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.framework.session import EventHandler, Session
+from reference_scheduler.scheduler.plugins import node_fit
 
 NAME = "predicates"
+UNSCHEDULABLE = "node(s) were unschedulable"
+TOO_MANY_PODS = "Too many pods"
+NODE_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+HOST_PORTS = "node(s) didn't have free ports for the requested pod ports"
+POD_AFFINITY = "node(s) didn't match pod affinity rules"
+POD_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+Check = tuple[np.ndarray, Any]
 
 
-def _match_expression(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-    if op == "In":
-        return labels.get(key) in values
-    if op == "NotIn":
-        return labels.get(key) not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt") and key in labels and values:
-        try:
-            return int(labels[key]) > int(values[0]) if op == "Gt" else int(labels[key]) < int(values[0])
-        except ValueError:
-            return False
-    return False
-
-
-def node_affinity_ok(pod: Mapping[str, Any], node: node_info.NodeInfo) -> bool:
-    spec = pod.get("spec") or {}
-    labels = node.labels
-    if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
-        return False
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {})
-    terms = required.get("nodeSelectorTerms") or []
-    if terms:
-        return any(all(_match_expression(e, labels) for e in term.get("matchExpressions") or []) for term in terms)
-    return True
-
-
-def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
-        return False
-    if toleration.get("operator") == "Exists":
-        return not toleration.get("key") or toleration["key"] == taint.get("key")
-    return toleration.get("key") == taint.get("key") and (toleration.get("value") or "") == (taint.get("value") or "")
-
-
-def untolerated_taint(pod: Mapping[str, Any], node: node_info.NodeInfo) -> Mapping[str, Any] | None:
-    tolerations = (pod.get("spec") or {}).get("tolerations") or []
-    for taint in node.taints:
-        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(_tolerates(t, taint) for t in tolerations):
-            return taint
-    return None
+def _key(*parts: Any) -> str:
+    return json.dumps(parts, sort_keys=True)
 
 
 class Predicates:
@@ -70,19 +45,113 @@ class Predicates:
         self.arguments = arguments
 
     def on_session_open(self, ssn: Session) -> None:
-        def predicate(task: job_info.TaskInfo, node: node_info.NodeInfo) -> str | None:
-            if node.unschedulable:
-                return "node(s) were unschedulable"
-            if node.pod_count + 1 > node.max_pods:
-                return "Too many pods"
-            if not node_affinity_ok(task.pod, node):
-                return "node(s) didn't match Pod's node affinity/selector"
-            taint = untolerated_taint(task.pod, node)
-            if taint is not None:
-                return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
-            return None
+        nodes = ssn.node_list()
+        matrix = ssn.matrix
+        labels = [n.labels for n in nodes]
+        by_spec: dict[str, list[Check]] = {}
+        # Placed pods with required anti-affinity, kept current as the cycle places and evicts.
+        holders: dict[str, job_info.TaskInfo] = {
+            t.uid: t for _, t in node_fit.placed_pods(nodes) if node_fit.required_terms(t.pod, "podAntiAffinity")
+        }
 
-        ssn.add("predicate", NAME, predicate)
+        def static_checks(pod: Mapping[str, Any]) -> list[Check]:
+            """Unschedulable, node affinity and taints: fixed for the cycle, given the pod's spec."""
+            spec = pod.get("spec") or {}
+            affinity = (spec.get("affinity") or {}).get("nodeAffinity")
+            key = _key(spec.get("nodeSelector"), affinity, spec.get("tolerations"))
+            found = by_spec.get(key)
+            if found is None:
+                tolerations = node_fit.tolerations_of(pod)
+                unschedulable = matrix.unschedulable.copy()
+                if any(node_fit.tolerates(t, UNSCHEDULABLE_TAINT) for t in tolerations):
+                    unschedulable[:] = False
+                affinity_fails = np.array([not node_fit.node_affinity_ok(pod, labels[i], nodes[i].name) for i in range(len(nodes))], dtype=bool)
+                taint_reasons = np.full(len(nodes), None, dtype=object)
+                for i, node in enumerate(nodes):
+                    bad = node_fit.untolerated(tolerations, node.taints, ("NoSchedule", "NoExecute"))
+                    if bad:
+                        taint_reasons[i] = f"node(s) had untolerated taint {{{bad[0].get('key')}: {bad[0].get('value', '')}}}"
+                found = by_spec[key] = [
+                    (unschedulable, UNSCHEDULABLE),
+                    (affinity_fails, NODE_AFFINITY),
+                    (taint_reasons != None, taint_reasons),  # noqa: E711 (element-wise)
+                ]
+            return found
+
+        def port_check(pod: Mapping[str, Any]) -> list[Check]:
+            wanted = node_fit.host_ports(pod)
+            if not wanted:
+                return []
+            used = [set().union(*(node_fit.host_ports(t.pod) for t in n.tasks.values())) for n in nodes]
+            return [(np.array([node_fit.ports_conflict(wanted, u) for u in used], dtype=bool), HOST_PORTS)]
+
+        def inter_pod_checks(task: job_info.TaskInfo) -> list[Check]:
+            checks: list[Check] = []
+            blocked: dict[str, set[str]] = collections.defaultdict(set)
+            for holder in holders.values():
+                node = ssn.nodes.get(holder.node_name)
+                if node is None or holder.uid == task.uid:
+                    continue
+                for term in node_fit.required_terms(holder.pod, "podAntiAffinity"):
+                    key = term.get("topologyKey", "")
+                    if key in node.labels and node_fit.term_matches_pod(term, holder.namespace, task.pod):
+                        blocked[key].add(node.labels[key])
+            if blocked:
+                checks.append((np.array([any(l.get(k) in v for k, v in blocked.items()) for l in labels], dtype=bool), EXISTING_ANTI_AFFINITY))
+            affinity = node_fit.required_terms(task.pod, "podAffinity")
+            anti = node_fit.required_terms(task.pod, "podAntiAffinity")
+            if not affinity and not anti:
+                return checks
+            together: collections.Counter[tuple[str, str]] = collections.Counter()
+            apart: collections.Counter[tuple[str, str]] = collections.Counter()
+            for node, other in node_fit.placed_pods(nodes):
+                if other.uid == task.uid:
+                    continue
+                if affinity and all(node_fit.term_matches_pod(t, task.namespace, other.pod) for t in affinity):
+                    for term in affinity:
+                        key = term.get("topologyKey", "")
+                        if key in node.labels:
+                            together[(key, node.labels[key])] += 1
+                for term in anti:
+                    key = term.get("topologyKey", "")
+                    if key in node.labels and node_fit.term_matches_pod(term, task.namespace, other.pod):
+                        apart[(key, node.labels[key])] += 1
+            if affinity:
+                # The first pod of a group whose affinity points at itself may go anywhere the
+                # topology labels exist, or it would wait forever.
+                first_of_group = not together and all(node_fit.term_matches_pod(t, task.namespace, task.pod) for t in affinity)
+
+                def affinity_ok(node_labels: Mapping[str, str]) -> bool:
+                    keys = [t.get("topologyKey", "") for t in affinity]
+                    if any(k not in node_labels for k in keys):
+                        return False
+                    return first_of_group or all(together[(k, node_labels[k])] > 0 for k in keys)
+
+                checks.append((np.array([not affinity_ok(l) for l in labels], dtype=bool), POD_AFFINITY))
+            if anti:
+                keys = [t.get("topologyKey", "") for t in anti]
+                checks.append((np.array([any(k in l and apart[(k, l[k])] > 0 for k in keys) for l in labels], dtype=bool), POD_ANTI_AFFINITY))
+            return checks
+
+        def batch(task: job_info.TaskInfo) -> list[Check]:
+            static = static_checks(task.pod)
+            checks = [static[0], (matrix.pod_count + 1 > matrix.max_pods, TOO_MANY_PODS), static[1], static[2]]
+            checks += port_check(task.pod)
+            if holders or node_fit.has_pod_affinity(task.pod):
+                checks += inter_pod_checks(task)
+            return checks
+
+        def placed(task: job_info.TaskInfo) -> None:
+            if node_fit.required_terms(task.pod, "podAntiAffinity"):
+                holders[task.uid] = task
+
+        def removed(task: job_info.TaskInfo) -> None:
+            if task.status is not job_info.TaskStatus.RELEASING:
+                holders.pop(task.uid, None)
+
+        ssn.add("batchPredicate", NAME, batch)
+        ssn.event_handlers.append(EventHandler(allocate=placed, deallocate=removed))
 
     def on_session_close(self, ssn: Session) -> None:
         return None
+

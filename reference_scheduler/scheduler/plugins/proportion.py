@@ -142,7 +142,7 @@ class Proportion:
                 attr.inqueue.add(min_req)
                 return interface.PERMIT
             insufficient = future.insufficient(attr.real_capability)
-            ssn.writer.event(job.podgroup, "Normal", "Unschedulable", f"queue resource quota insufficient: insufficient {', '.join(insufficient)}")
+            ssn.writer.event(job.podgroup, "Normal", "Unschedulable", "queue resource quota insufficient" + (": " + ", ".join(f"insufficient {n}" for n in insufficient) if insufficient else ""))
             return interface.REJECT
 
         ssn.add("queueOrder", NAME, queue_order)

@@ -1,0 +1,1 @@
+"""Helpers shaped as in Volcano's pkg/scheduler/util/."""

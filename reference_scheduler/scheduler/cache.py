@@ -132,7 +132,6 @@ class Cache:
 
     def wait_binds(self) -> None:
         """Block until every bind submitted so far has been answered (for an orderly stop)."""
-        self._binder.submit(lambda: None).result()
         self._binder.shutdown(wait=True)
 
     def evict(self, task: job_info.TaskInfo, job: job_info.JobInfo, reason: str) -> None:

@@ -9,6 +9,13 @@ from reference_scheduler.kube import quantity
 from reference_scheduler.scheduler.api import job_info, node_matrix, resource
 
 
+# Where a task's request is counted, by its status (everything else: used).
+_COUNTED_IN = {
+    job_info.TaskStatus.PIPELINED: ("pipelined",),
+    job_info.TaskStatus.RELEASING: ("used", "releasing"),
+}
+
+
 @dataclasses.dataclass
 class NodeInfo:
     name: str
@@ -87,8 +94,7 @@ class NodeInfo:
 
     def _count(self, request: resource.Resource, status: job_info.TaskStatus, sign: int) -> None:
         change = request.clone().multiply(sign)
-        kinds = ("pipelined",) if status is job_info.TaskStatus.PIPELINED else ("used", "releasing") if status is job_info.TaskStatus.RELEASING else ("used",)
-        for kind in kinds:
+        for kind in _COUNTED_IN.get(status, ("used",)):
             getattr(self, kind).add(change)
             if self.matrix is not None:
                 self.matrix.add(self.row, kind, request, sign)

@@ -17,10 +17,10 @@ from reference_scheduler.scheduler.api import job_info, node_info, node_matrix, 
 
 log = logging.getLogger(__name__)
 EXTENSION_POINTS = (
-    "jobOrder", "queueOrder", "taskOrder", "predicate", "nodeOrder", "jobValid", "jobReady",
+    "jobOrder", "queueOrder", "taskOrder", "jobValid", "jobReady",
     "jobPipelined", "jobEnqueueable", "jobEnqueued", "allocatable", "overused",
     "preemptable", "reclaimable", "jobStarving", "preemptive",
-    # Vectorised forms: one call per task covers every node (see api/node_matrix.py).
+    # Predicates and node scores: one call per task covers every node (see api/node_matrix.py).
     "batchPredicate", "batchNodeOrder",
 )
 

@@ -86,52 +86,30 @@ class NodeFilter:
 
 
 def predicate_nodes(ssn: Session, task: job_info.TaskInfo) -> NodeFilter:
-    """All must pass; a node's reason is its first failure in tier and plugin order. Batch
-    predicates (`batchPredicate`: task -> [(failed per node, reason or reasons per node)]) cover
-    every node at once; plain ones (`predicate`: task, node -> reason or None) are asked only for
-    the nodes still passing. Upstream: Session.PredicateFn."""
+    """All must pass; a node's reason is its first failure in tier and plugin order. Each plugin's
+    `batchPredicate` (task -> [(failed per node, reason or reasons per node)]) covers every node at
+    once. Upstream: Session.PredicateFn."""
     count = len(ssn.matrix)
     failed = np.zeros(count, dtype=bool)
     reason = np.full(count, None, dtype=object)
-    for tier in ssn.tiers:
-        for option in tier:
-            if not option.enabled("predicate"):
-                continue
-            batch = ssn.fns["batchPredicate"].get(option.name)
-            if batch is not None:
-                for fails, why in batch(task):
-                    newly = fails & ~failed
-                    if newly.any():
-                        reason[newly] = why if isinstance(why, str) else why[newly]
-                        failed |= newly
-            single = ssn.fns["predicate"].get(option.name)
-            if single is not None:
-                nodes = ssn.node_list()
-                for i in np.flatnonzero(~failed).tolist():
-                    why = single(task, nodes[i])
-                    if why:
-                        failed[i] = True
-                        reason[i] = str(why)
+    for fns in _each_tier(ssn, "batchPredicate", "predicate"):
+        for fn in fns:
+            for fails, why in fn(task):
+                newly = fails & ~failed
+                if newly.any():
+                    reason[newly] = why if isinstance(why, str) else why[newly]
+                    failed |= newly
     return NodeFilter(failed, reason)
 
 
 def node_scores(ssn: Session, task: job_info.TaskInfo, rows: np.ndarray) -> np.ndarray:
-    """The sum of every plugin's score for the nodes at `rows`: batch scorers
-    (`batchNodeOrder`: task -> score per node) and plain ones (`nodeOrder`: task, node -> score)."""
+    """The sum of every plugin's `batchNodeOrder` score (task -> score per node) at `rows`."""
     total = np.zeros(len(rows))
     if not len(rows):
         return total
-    nodes = ssn.node_list()
-    for tier in ssn.tiers:
-        for option in tier:
-            if not option.enabled("nodeorder"):
-                continue
-            batch = ssn.fns["batchNodeOrder"].get(option.name)
-            if batch is not None:
-                total += np.asarray(batch(task), dtype=float)[rows]
-            single = ssn.fns["nodeOrder"].get(option.name)
-            if single is not None:
-                total += np.array([float(single(task, nodes[i])) for i in rows.tolist()])
+    for fns in _each_tier(ssn, "batchNodeOrder", "nodeorder"):
+        for fn in fns:
+            total += np.asarray(fn(task), dtype=float)[rows]
     return total
 
 

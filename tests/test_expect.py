@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conformance.cluster import resources
-from conformance.expect import judge, predicates, select
+from conformance.expect import figures, judge, predicates, select
 from conformance.observe import recorder
 from conformance.scenario import models
 
@@ -150,3 +150,56 @@ def test_sequence_and_order_on_history() -> None:
         "then": {"pods": {"select": {"task": "first"}, "phase": "Running", "count": 1}}})
     result = judge.timeline_check(rec, reverse)
     assert not result.passed and "second held at 2.0s" in result.observed
+
+
+def gpu_pod(name: str, node: str | None, gpus: str, phase: str = "Running", where: str = "limits") -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "labels": {select.JOB_NAME_LABEL: "train"}},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {where: {"nvidia.com/gpu": gpus, "cpu": "1"}}}]},
+        "status": {"phase": phase},
+    }
+
+
+def gpu_node(name: str, gpus: str | None, supernode: str | None = None) -> dict[str, Any]:
+    allocatable = {"cpu": "32"} | ({"nvidia.com/gpu": gpus} if gpus is not None else {})
+    labels = {"devices.vck.io/supernode": supernode} if supernode else {}
+    return {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": allocatable}}
+
+
+GPU_STATE = view(
+    (NODE, gpu_node("full", "8", "supernode-0")),
+    (NODE, gpu_node("half", "8", "supernode-0")),
+    (NODE, gpu_node("empty", "8", "supernode-1")),
+    (NODE, gpu_node("cpu-only", None)),
+    (POD, gpu_pod("a", "full", "8")),
+    (POD, gpu_pod("b", "half", "2")),
+    (POD, gpu_pod("c", "half", "2", where="requests")),
+    (POD, gpu_pod("done", "empty", "4", phase="Succeeded")),
+    (POD, gpu_pod("waiting", None, "4", phase="Pending")),
+    (POD, gpu_pod("cpu", "cpu-only", "0")),
+)
+
+
+def test_fragmented_nodes_counts_partly_taken_nodes_only() -> None:
+    measured = figures.measure(GPU_STATE, {"figure": "fragmented", "fragmented_nodes": {"resource": "nvidia.com/gpu"}})
+    # full is wholly taken, empty's pod has finished, the pending pod holds nothing: only half.
+    assert measured.values == {"fragmented": 1.0}
+    assert "fragmented: ['half']" in measured.detail and "half 4/8" in measured.detail
+
+
+def test_placement_counts_bound_pods_per_label_value() -> None:
+    measured = figures.measure(GPU_STATE, {"figure": "train by supernode", "placement": {"select": {"job": "train"}, "by": "devices.vck.io/supernode"}})
+    assert measured.values == {"train by supernode: (no label)": 1.0, "train by supernode: supernode-0": 3.0, "train by supernode: supernode-1": 1.0}
+    assert "supernode-0: a@full, b@half, c@half" in measured.detail
+
+
+def test_measure_problems_name_the_step_and_the_missing_figure() -> None:
+    doc = {"steps": [
+        {"measure": {"figure": "off", "fragmented_nodes": {"resource": "r"}}},
+        {"measure": {"figure": "on", "fragmented_nodes": {"resource": "r"}, "less_than": "off"}},
+        {"measure": {"figure": "later", "fragmented_nodes": {"resource": "r"}, "at_most": "never measured"}},
+        {"measure": {"figure": "where", "placement": {"by": "zone"}, "equals": 2}},
+    ]}
+    problems = models.measure_problems(doc)
+    assert [path for path, _ in problems] == [["steps", 2, "measure", "at_most"], ["steps", 3, "measure", "equals"]]
+    assert "'never measured'" in problems[0][1] and "'off', 'on'" in problems[0][1]

@@ -29,6 +29,7 @@ EXPECTED = {
     "bad-cite.yaml": ("cites[0].seed", 6, "a seed file name such as 003_35c386466be32963.txt"),
     "duplicate-key.yaml": ("", 5, "duplicate key 'level'"),
     "empty.yaml": ("", 1, "the file is empty"),
+    "measure-unknown-figure.yaml": ("steps[1].measure.less_than", 11, "names the figure 'with plugins', which no earlier measure step records (earlier: 'with plugin')"),
     "scenarios/gang/suite-mismatch.yaml": ("suite", 2, "the suite is 'queue' but the file is in the folder of suite 'gang'"),
 }
 
@@ -74,7 +75,7 @@ def test_vck_validate_prints_one_line_per_file_and_no_traceback() -> None:
     assert len(files) == len(list(BROKEN.rglob("*.yaml"))) - 1  # two files share the duplicate-id error
     assert len(lines) == len(files)
     assert "Traceback" not in proc.stderr
-    assert proc.stderr.strip().endswith("15 problems in 15 files")
+    assert proc.stderr.strip().endswith("16 problems in 16 files")
 
 
 def test_vck_validate_accepts_the_shipped_scenarios() -> None:

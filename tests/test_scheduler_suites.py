@@ -1,5 +1,5 @@
 """The scheduler suites written so far (queue, predicates, enqueue, preempt, reclaim,
-elastic-sharing, binpack, backfill, sla, task-topology, drf; gang has its own test) end to end:
+elastic-sharing, binpack, backfill, sla, task-topology, drf, devices, gpu-aware; gang has its own test) end to end:
 they pass on the reference, fail when the action or plugin they test is taken out of the scheduler
 conf, and converge when the scheduler is killed in the middle of binding a gang."""
 
@@ -14,7 +14,7 @@ import pytest
 from tests.test_controller_suites import BROKEN_TIME_SCALE, explain, replicas_by_job, vck_run, verdicts, volcano_jobs
 
 pytestmark = pytest.mark.cluster
-SUITES = "queue,predicates,enqueue,preempt,reclaim,elastic-sharing,binpack,nodeorder,backfill,sla,task-topology,drf,devices"
+SUITES = "queue,predicates,enqueue,preempt,reclaim,elastic-sharing,binpack,nodeorder,backfill,sla,task-topology,drf,devices,hypernode,gpu-aware,numa,gpu-podaffinity,operators"
 
 
 def test_scheduler_suites_pass_on_the_reference(tmp_path: pathlib.Path) -> None:
@@ -43,6 +43,15 @@ BROKEN = [
     ("task-topology", "task-topology", "same-node or spreads or between-kinds or task-order", 4),
     ("nodeorder", "nodeorder", "least-requested or preferred-node-affinity", 2),
     ("devices", "allocate", "gpu-request-runs or exhausted-gpus or unhealthy-gpus or vendor-resource-names", 4),
+    # Hard confinement lives in allocate upstream, so only the soft scenarios depend on the plugin;
+    # the hard ones fail when the job controller no longer hands the Job's networkTopology on.
+    ("hypernode", "network-topology-aware", "soft-keeps-pods-together or soft-prefers-the-nearer", 2),
+    ("hypernode", "network-topology", "hard", 5),
+    ("numa", "numa-aware", "needs-one-numa-node or refuses-split-cpus or prefers-fewer-numa-nodes or must-match-the-node or follows-the-node or only-guaranteed", 6),
+    ("gpu-aware", "gpu-aware", "exact-fit or fewer-fragmented or loss-weight or weight-against", 4),
+    ("gpu-podaffinity", "gpu-podaffinity", "seed-example or no-supernode or atomic or invalid-group", 5),
+    ("operators", "gpu-podaffinity", "units", 2),
+    ("operators", "gang", "gang", 4),
 ]
 
 

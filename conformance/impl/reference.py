@@ -7,7 +7,7 @@ reads its claims from `capabilities.yaml`, and never imports its code.
 `reference:broken=gang,enqueue` is the same implementation with the named plugins and actions
 taken out of every scheduler configuration it is given, while it still claims them: the broken
 build each suite must be proven to fail against. Names of controller features (policies,
-job-plugins, dependson, ttl, commands, queue, podgroup) switch those off in the controller, and
+job-plugins, dependson, ttl, commands, elastic, network-topology, queue, podgroup) switch those off in the controller, and
 `admission` / `defaults` take validation or defaulting out of the webhook.
 """
 
@@ -36,7 +36,7 @@ CRD_TIMEOUT_S = 60.0
 SCHEDULER_NAME = "volcano"
 # Each process logs this once its caches are synced and it acts on the cluster.
 READY_MARKER = r"\bready\b"
-CONTROLLER_FEATURES = ("policies", "job-plugins", "dependson", "ttl", "commands", "elastic", "queue", "podgroup")
+CONTROLLER_FEATURES = ("policies", "job-plugins", "dependson", "ttl", "commands", "elastic", "network-topology", "queue", "podgroup")
 WEBHOOK_FEATURES = {"admission": "validation", "defaults": "defaults"}
 
 

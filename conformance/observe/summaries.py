@@ -98,6 +98,24 @@ def _node(obj: Mapping[str, Any]) -> Summary:
     return summary
 
 
+def _hypernode(obj: Mapping[str, Any]) -> Summary:
+    spec = obj.get("spec") or {}
+    members = []
+    for member in spec.get("members") or []:
+        selector = member.get("selector") or {}
+        how = next(iter(selector), "?")
+        value = selector.get(how) or {}
+        shown = value.get("name") or value.get("pattern") or value.get("matchLabels") or value
+        members.append(f"{member.get('type')}:{shown}")
+    return {"tier": spec.get("tier"), "members": members, "nodeCount": (obj.get("status") or {}).get("nodeCount")}
+
+
+def _numatopology(obj: Mapping[str, Any]) -> Summary:
+    spec = obj.get("spec") or {}
+    cpu = (spec.get("numares") or {}).get("cpu") or {}
+    return {"policies": spec.get("policies"), "cpu": cpu}
+
+
 def _generic(obj: Mapping[str, Any]) -> Summary:
     phase = (obj.get("status") or {}).get("phase")
     return {"phase": phase} if phase else {}
@@ -109,6 +127,8 @@ _BY_KIND: dict[str, Callable[[Mapping[str, Any]], Summary]] = {
     "Queue": _queue,
     "Event": _event,
     "Node": _node,
+    "HyperNode": _hypernode,
+    "Numatopology": _numatopology,
 }
 
 

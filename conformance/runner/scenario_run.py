@@ -21,8 +21,9 @@ from conformance.runner import context, steps
 from conformance.scenario import models
 
 log = logging.getLogger(__name__)
-# Every scenario sees these kinds; more could be added per scenario.
-OBSERVED_KINDS = ("Pod", "PodGroup", "Job", "Queue", "Node", "Event", "Service", "ConfigMap", "Secret", "NetworkPolicy", "Command")
+# Every scenario sees these kinds; more could be added per scenario. HyperNode and Numatopology
+# are watched where their CRDs are served (a kind that is not served is simply empty).
+OBSERVED_KINDS = ("Pod", "PodGroup", "Job", "Queue", "Node", "Event", "Service", "ConfigMap", "Secret", "NetworkPolicy", "Command", "HyperNode", "Numatopology")
 
 
 def _result(sc: models.Scenario, status: results.Status, reason: str, started: float, **extra: object) -> results.ScenarioResult:
@@ -55,7 +56,7 @@ def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
         log.debug("setup of %s failed", sc.id, exc_info=True)
         return _result(sc, results.Status.ERROR, f"the kit could not prepare the scenario: {err.__class__.__name__}: {err}", started)
     rec = recorder.Recorder(ctx.client, namespace, [resources.lookup(k) for k in OBSERVED_KINDS])
-    step_ctx = steps.StepContext(ctx.client, namespace, rec, ctx.time_scale)
+    step_ctx = steps.StepContext(ctx.client, namespace, rec, ctx.time_scale, reconfigure=lambda conf: ctx.implementation.ensure(ctx.cluster, conf))
     checks: list[results.Check] = []
     status, reason = results.Status.PASSED, ""
     try:
@@ -102,4 +103,4 @@ def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
         except Exception as err:
             if status is not results.Status.ERROR:
                 log.warning("cleanup after %s failed: %s", sc.id, err)
-    return _result(sc, status, reason, started, checks=tuple(checks), timeline=timeline)
+    return _result(sc, status, reason, started, checks=tuple(checks), timeline=timeline, figures=dict(step_ctx.figures))

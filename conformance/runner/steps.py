@@ -9,12 +9,12 @@ import json
 import math
 import re
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import kubernetes
 
 from conformance.cluster import resources
-from conformance.expect import judge, predicates, select
+from conformance.expect import figures, judge, predicates, select
 from conformance.observe import recorder
 from conformance.report import results
 from conformance.scenario import durations, models
@@ -37,6 +37,10 @@ class StepContext:
     time_scale: float
     # Cluster-scoped objects the scenario created, deleted after it.
     created_cluster_objects: list[tuple[resources.Kind, str]] = dataclasses.field(default_factory=list)
+    # Restarts the implementation's scheduler with another conf (a `scheduler` step).
+    reconfigure: Callable[[Mapping[str, Any]], None] | None = None
+    # The figures `measure` steps recorded, by name, for the scenario's result.
+    figures: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 def _namespaced(ctx: StepContext, manifest: Mapping[str, Any]) -> tuple[resources.Kind, dict[str, Any]]:
@@ -158,7 +162,35 @@ def run(ctx: StepContext, step: models.Step) -> results.Check | None:
         _command(ctx, spec)
     elif step.action == "pause":
         _pause(ctx, float(spec) * ctx.time_scale)
+    elif step.action == "measure":
+        return measure(ctx, spec, label)
+    elif step.action == "scheduler":
+        if ctx.reconfigure is None:
+            raise StepFailed("this run cannot change the scheduler's conf mid-scenario")
+        ctx.reconfigure(spec)
     return None
+
+
+def measure(ctx: StepContext, spec: Mapping[str, Any], label: str) -> results.Check | None:
+    """Record a figure from the state observed now; judge it when the step names a bound (a
+    number or an earlier figure's name)."""
+    measured = figures.measure(ctx.rec.view(), spec)
+    ctx.figures.update(measured.values)
+    ctx.rec.mark(f"measured {spec['figure']}", {"figures": measured.values})
+    compared = [key for key in figures.COMPARISONS if key in spec]
+    if not compared:
+        return None
+    value = measured.values[spec["figure"]]
+    key = compared[0]
+    text, holds = figures.COMPARISONS[key]
+    bound = spec[key]
+    if isinstance(bound, str):
+        bound_text = f"{text} {bound!r} ({ctx.figures[bound]:g})"
+        bound = ctx.figures[bound]
+    else:
+        bound_text = f"{text} {bound:g}"
+    description = label if label != "measure" else f"measure {spec['figure']}"
+    return results.Check(description, bool(holds(value, bound)), f"{spec['figure']}: {bound_text}", f"{value:g}; {measured.detail}", ctx.rec.now())
 
 
 def _node(ctx: StepContext, spec: Mapping[str, Any]) -> None:

@@ -211,6 +211,8 @@ def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
         raise ScenarioError([*problems, Problem(name, "", 1, f"expected a mapping with id, suite, title, level, cites and steps, got {type(doc).__name__}")])
     problems += _schema_problems(doc, pos, name)
     problems += _profile_problems(doc, pos, name)
+    if not problems:
+        problems += [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in models.measure_problems(doc)]
     if not problems and folder_suite is not None and doc.get("suite") != folder_suite:
         problems.append(Problem(name, "suite", pos.line(("suite",))[0], f"the suite is {doc.get('suite')!r} but the file is in the folder of suite {folder_suite!r}; make them equal"))
     if problems:

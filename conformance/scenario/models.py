@@ -19,8 +19,10 @@ from conformance.scenario import durations, profiles
 
 PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "ratio")
 TIMELINE_KINDS = ("sequence", "order")
-STEP_ACTIONS = ("apply", "patch", "delete", "wait", "end_pods", "evict_pods", "delete_pods", "node", "scale", "command", "pause", "expect")
+STEP_ACTIONS = ("apply", "patch", "delete", "wait", "end_pods", "evict_pods", "delete_pods", "node", "scale", "command", "pause", "expect", "measure", "scheduler")
 DEFAULT_WITHIN_S = 30.0
+# The keys of a measure step that judge its figure (conformance.expect.figures.COMPARISONS).
+MEASURE_COMPARISONS = ("less_than", "more_than", "at_most", "at_least", "equals")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,12 +98,18 @@ class Scenario:
     # The device profile shaping (part of) the cluster: GPUs, NUMA, supernodes, HyperNodes.
     profile: device_profile.Profile | None = None
 
+    def scheduler_confs(self) -> list[Mapping[str, Any]]:
+        """Every scheduler conf the scenario runs with: its own, then those its `scheduler` steps switch to."""
+        own = [self.scheduler] if self.scheduler else []
+        return own + [step.spec for step in self.steps if step.action == "scheduler"]
+
     def scheduler_conf_names(self) -> tuple[list[str], list[str]]:
-        """The actions and plugin names the scheduler conf uses."""
-        if not self.scheduler:
-            return [], []
-        actions = [a.strip() for a in str(self.scheduler.get("actions", "")).split(",") if a.strip()]
-        plugins = [p["name"] for tier in self.scheduler.get("tiers") or [] for p in tier.get("plugins") or [] if isinstance(p, Mapping) and "name" in p]
+        """The actions and plugin names the scheduler confs use."""
+        actions: list[str] = []
+        plugins: list[str] = []
+        for conf in self.scheduler_confs():
+            actions += [a.strip() for a in str(conf.get("actions", "")).split(",") if a.strip() and a.strip() not in actions]
+            plugins += [p["name"] for tier in conf.get("tiers") or [] for p in tier.get("plugins") or [] if isinstance(p, Mapping) and "name" in p and p["name"] not in plugins]
         return actions, plugins
 
     def capabilities(self) -> frozenset[str]:
@@ -173,6 +181,26 @@ def step_from(doc: Mapping[str, Any], default_within_s: float) -> Step:
     return Step(action, spec, describe, expect_rejection=doc.get("expect_rejection"))
 
 
+def measure_problems(doc: Mapping[str, Any]) -> list[tuple[list[str | int], str]]:
+    """What the schema cannot say about `measure` steps, with each problem's path: a comparison
+    must name a figure an earlier step measured, and only a count can be compared."""
+    problems: list[tuple[list[str | int], str]] = []
+    measured: list[str] = []
+    for i, step in enumerate(doc.get("steps") or ()):
+        spec = step.get("measure") if isinstance(step, Mapping) else None
+        if not isinstance(spec, Mapping):
+            continue
+        for key in MEASURE_COMPARISONS:
+            if key not in spec:
+                continue
+            if "placement" in spec:
+                problems.append((["steps", i, "measure", key], "a placement gives one figure per label value and cannot be compared; compare a count (fragmented_nodes)"))
+            elif isinstance(spec[key], str) and spec[key] not in measured:
+                problems.append((["steps", i, "measure", key], f"names the figure {spec[key]!r}, which no earlier measure step records (earlier: {', '.join(map(repr, measured)) or 'none'})"))
+        measured.append(str(spec.get("figure")))
+    return problems
+
+
 def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
     """The Scenario a schema-valid document describes; ValueError for what the schema cannot say."""
     timeouts = doc.get("timeouts") or {}
@@ -182,6 +210,7 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
     groups = tuple(node_group(g) for g in cluster.get("nodes") or [])
     if not groups and prof is None:
         groups = nodes.parse(None)
+    steps = tuple(step_from(s, default_within) for s in doc.get("steps") or ())
     return Scenario(
         id=doc["id"],
         suite=doc["suite"],
@@ -192,7 +221,7 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
         nodes=groups,
         scheduler=doc.get("scheduler"),
         setup=tuple(doc.get("setup") or ()),
-        steps=tuple(step_from(s, default_within) for s in doc.get("steps") or ()),
+        steps=steps,
         expect=tuple(expectation_from(e, default_within) for e in doc.get("expect") or ()),
         path=path,
         description=str(doc.get("description", "")),

@@ -3,6 +3,14 @@
     python -m fake_devices.deviceplugin --resource nvidia.com/gpu --count 8 --numa-nodes 2 \\
         --socket-dir /var/lib/kubelet/device-plugins
 
+Or serve exactly the GPUs a device profile gives one of its nodes (ids, NUMA nodes, health and
+links as `fake_devices/README.md` advertises them), so a real kubelet and the kit's simulated nodes
+agree:
+
+    python -m fake_devices.deviceplugin --profile supernodes-4x8 --node snode-3
+
+`--node` defaults to the NODE_NAME environment variable (a DaemonSet sets it from spec.nodeName).
+
 It serves until SIGTERM or Ctrl-C, then removes its socket (the kubelet sees the stream end and
 marks the devices unhealthy). Exit codes: 0 after a clean shutdown, 1 when the kubelet rejected
 the registration (the device plugin API asks a rejected plugin to exit), 2 for bad arguments or a
@@ -13,12 +21,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import pathlib
 import signal
 import sys
 import threading
 from types import FrameType
 
+from fake_devices import profile
 from fake_devices.deviceplugin import devices, plugin, registration, server
 
 logger = logging.getLogger(__name__)
@@ -30,6 +40,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--count", type=int, default=8, help="number of devices (default: 8)")
     p.add_argument("--numa-nodes", type=int, default=1, help="NUMA nodes the devices are spread over, in contiguous blocks (default: 1)")
     p.add_argument("--id-prefix", default=None, help="device ids are <prefix>-<n> (default: from the resource name, such as GPU-0)")
+    p.add_argument("--profile", default=None, help="serve a device profile's node instead: a built-in name or a profile file (overrides --resource, --count, --numa-nodes)")
+    p.add_argument("--node", default=os.environ.get("NODE_NAME"), help="with --profile: the profile node to serve (default: $NODE_NAME)")
     p.add_argument("--socket-dir", type=pathlib.Path, default=pathlib.Path(devices.DEVICE_PLUGIN_PATH), help="the kubelet's device plugin directory (default: %(default)s)")
     p.add_argument("--endpoint", default=None, help="socket file name in --socket-dir (default: vck-<resource with / as ->.sock)")
     p.add_argument("--visible-devices-env", default=None, help="environment variable Allocate sets (default: the vendor's, such as NVIDIA_VISIBLE_DEVICES)")
@@ -44,11 +56,24 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def profile_device_set(source: str, node_name: str | None) -> devices.DeviceSet:
+    """The devices a profile gives one node; ValueError (a ProfileError for a bad profile) says
+    what is missing."""
+    prof = profile.builtin(source) if source in profile.builtin_names() else profile.load_file(pathlib.Path(source))
+    names = [n.name for n in prof.nodes]
+    if not node_name:
+        raise ValueError(f"--profile {source} needs --node (or NODE_NAME): one of {', '.join(names)}")
+    for node in prof.nodes:
+        if node.name == node_name:
+            return profile.device_set(node)
+    raise ValueError(f"profile {prof.name} has no node {node_name!r}; its nodes: {', '.join(names)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        device_set = devices.synthetic(args.resource, args.count, args.numa_nodes, prefix=args.id_prefix)
+        device_set = profile_device_set(args.profile, args.node) if args.profile else devices.synthetic(args.resource, args.count, args.numa_nodes, prefix=args.id_prefix)
         config = plugin.Config(
             socket_dir=args.socket_dir,
             endpoint=args.endpoint,

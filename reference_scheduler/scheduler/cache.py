@@ -40,6 +40,8 @@ class Cache:
         # Topology for the numa-aware and network-topology-aware plugins (read as the API has them).
         self.hypernodes = informer.Store("hypernodes", informer.custom_lister(api, *TOPOLOGY, "hypernodes"), self.changed, optional=True)
         self.numatopologies = informer.Store("numatopologies", informer.custom_lister(api, *NODEINFO, "numatopologies"), self.changed, optional=True)
+        # The scheduler's memory of exclusive CPUs it gave to pods (see Session.cpu_assignments).
+        self.cpu_assignments: dict[str, tuple[str, frozenset[int]]] = {}
         self.stores = (self.nodes, self.pods, self.podgroups, self.queues, self.priority_classes, self.hypernodes, self.numatopologies)
         self._events_sent: dict[tuple[str, str, str], str] = {}
         # Binds go out on a few threads, so a gang's binds overlap and the cycle need not wait.
@@ -161,6 +163,14 @@ class Cache:
             self.podgroups.put(updated)
         except kubernetes.client.ApiException as err:
             log.warning("updating PodGroup %s status failed: %s", job.uid, err.reason)
+
+    def update_podgroup_annotations(self, job: job_info.JobInfo, annotations: dict[str, str]) -> None:
+        """Merge annotations into the PodGroup (the HyperNode allocate recorded for the job)."""
+        try:
+            updated = self.custom.patch_namespaced_custom_object(*SCHEDULING, job.namespace, "podgroups", job.name, {"metadata": {"annotations": annotations}})
+            self.podgroups.put(updated)
+        except kubernetes.client.ApiException as err:
+            log.warning("annotating PodGroup %s failed: %s", job.uid, err.reason)
 
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         """Record an event on the object; the same reason and message again is not repeated."""

@@ -51,6 +51,7 @@ class MemoryCache(cache_mod.Cache):
         self.priority_classes = _Items(priority_classes or [])  # type: ignore[assignment]
         self.hypernodes = _Items([])  # type: ignore[assignment]
         self.numatopologies = _Items([])  # type: ignore[assignment]
+        self.cpu_assignments = {}
         self.writes: dict[str, int] = {"bind": 0, "evict": 0, "status": 0, "event": 0}
 
     def bind(self, task: job_info.TaskInfo, node: str) -> None:
@@ -60,6 +61,9 @@ class MemoryCache(cache_mod.Cache):
         self.writes["evict"] += 1
 
     def update_podgroup_status(self, job: job_info.JobInfo, status: dict[str, Any]) -> None:
+        self.writes["status"] += 1
+
+    def update_podgroup_annotations(self, job: job_info.JobInfo, annotations: dict[str, str]) -> None:
         self.writes["status"] += 1
 
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import signal
 import subprocess
@@ -69,3 +70,40 @@ def test_cli_reports_bad_arguments_with_exit_2(socket_dir: pathlib.Path, args: l
     _, stderr = process.communicate(timeout=20)
     assert process.returncode == 2
     assert message in stderr
+
+
+def test_cli_serves_a_profile_node_as_the_kit_advertises_it(kubelet: testing.StandInKubelet, socket_dir: pathlib.Path) -> None:
+    # frag-half-0 of the `fragmented` profile: 8 A100s, GPUs 1, 2, 5 and 6 unhealthy (taken outside
+    # the scheduler's view), so the kubelet must see the same ids and health the node advertises.
+    command = [sys.executable, "-m", "fake_devices.deviceplugin", "--socket-dir", str(socket_dir), "--poll-interval", "0.05", "--profile", "fragmented"]
+    process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "NODE_NAME": "frag-half-0"})
+    try:
+        registration = kubelet.next_registration(timeout=20)
+        assert registration.resource_name == "nvidia.com/gpu"
+        with kubelet.dial(registration) as client:
+            listed = client.list_and_watch().next()
+            assert [d.id for d in listed] == [f"GPU-{i}" for i in range(8)]
+            assert [d.id for d in listed if d.health != "Healthy"] == ["GPU-1", "GPU-2", "GPU-5", "GPU-6"]
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=20)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 0, stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--profile", "supernodes-4x8", "--node", "gpu-server-0"], "error: profile supernodes-4x8 has no node 'gpu-server-0'; its nodes: snode-0, snode-1"),
+        (["--profile", "supernodes-4x8"], "error: --profile supernodes-4x8 needs --node (or NODE_NAME): one of snode-0"),
+        (["--profile", "fragmented", "--node", "frag-cpu-0"], "error: node frag-cpu-0 has no GPUs in its profile"),
+        (["--profile", "no-such-profile"], "cannot read"),
+    ],
+)
+def test_cli_profile_mistakes_exit_2(socket_dir: pathlib.Path, args: list[str], message: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "NODE_NAME"}
+    command = [sys.executable, "-m", "fake_devices.deviceplugin", "--socket-dir", str(socket_dir), *args]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert message in proc.stderr, proc.stderr

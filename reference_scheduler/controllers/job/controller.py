@@ -70,6 +70,8 @@ class Features:
     ttl: bool = True
     commands: bool = True
     elastic: bool = True
+    # Copying a Job's spec.networkTopology to its PodGroup, where the scheduler reads it.
+    network_topology: bool = True
 
     @classmethod
     def without(cls, names: set[str]) -> "Features":
@@ -452,7 +454,7 @@ class JobSync:
         }
         if spec.get("priorityClassName"):
             want["priorityClassName"] = spec["priorityClassName"]
-        if spec.get("networkTopology"):
+        if spec.get("networkTopology") and self.ctl.features.network_topology:
             want["networkTopology"] = spec["networkTopology"]
         ns, name = self.meta["namespace"], pods.podgroup_name(self.job)
         if self.pg is None:

@@ -1,6 +1,13 @@
 """allocate: place pending tasks queue by queue and job by job; a job's placements are committed
 only once the job is ready (its gang is complete), otherwise discarded.
 
+A job whose PodGroup asks for a hard network topology is placed whole inside one HyperNode: the
+HyperNodes of the lowest tier are tried first, one tier up at a time and never above the job's
+highestTierAllowed; of those in the first tier where the job fits, the best scored is kept
+(hypernode_search.py). A job with a soft topology is placed over all nodes; the
+network-topology-aware plugin's node scores keep its tasks together. Either way the HyperNode the
+job's tasks sit under is recorded on its PodGroup.
+
 Upstream: pkg/scheduler/actions/allocate/allocate.go.
 """
 
@@ -11,7 +18,8 @@ import logging
 
 import numpy as np
 
-from reference_scheduler.scheduler.api import job_info, node_info, queue_info
+from reference_scheduler.scheduler.actions import hypernode_search
+from reference_scheduler.scheduler.api import hyper_node_info, job_info, node_info, queue_info
 from reference_scheduler.scheduler.framework import session_plugins
 from reference_scheduler.scheduler.framework.session import Session
 from reference_scheduler.scheduler.framework.statement import Statement
@@ -21,25 +29,39 @@ log = logging.getLogger(__name__)
 NAME = "allocate"
 
 
-def place(ssn: Session, task: job_info.TaskInfo, job: job_info.JobInfo) -> node_info.NodeInfo | None:
-    """The best node for the task, or None with why each node was refused in job.fit_errors.
+def place_scored(ssn: Session, task: job_info.TaskInfo, job: job_info.JobInfo, allowed: np.ndarray | None = None) -> tuple[node_info.NodeInfo | None, float]:
+    """The best node for the task and its score, or None with why each node was refused in
+    job.fit_errors.
 
     The action's own check comes first: the request fits what the node will have free once its
     releasing pods are gone (the task is pipelined there if it does not fit yet); then every
     predicate; then the highest score, ties going to the first node by name so runs repeat.
-    All of it over every node at once (api/node_matrix.py)."""
+    All of it over every node at once (api/node_matrix.py). `allowed` (one bool per node) keeps
+    only a HyperNode's nodes; the fit errors then name only those, as upstream's do. The score
+    is the chosen node's when several nodes passed and 0 when one did (upstream does not score
+    a lone candidate)."""
     matrix = ssn.matrix
     request = ssn.request(task)
     free = matrix.future_idle()
-    fits = request.fits(free)
+    passed = request.fits(free)
     verdict = session_plugins.predicate_nodes(ssn, task)
-    rows = np.flatnonzero(fits & ~verdict.failed)
+    passed &= ~verdict.failed
+    if allowed is not None:
+        passed &= allowed
+    rows = np.flatnonzero(passed)
     if not len(rows):
         lacking = request.insufficient(matrix, free)
-        job.fit_errors[task.uid] = {name: lacking[i] or str(verdict.reason[i]) for i, name in enumerate(matrix.names)}
-        return None
+        considered = range(len(matrix)) if allowed is None else np.flatnonzero(allowed)
+        job.fit_errors[task.uid] = {matrix.names[i]: lacking[i] or str(verdict.reason[i]) for i in considered}
+        return None, 0.0
     scores = session_plugins.node_scores(ssn, task, rows)
-    return ssn.node_list()[int(rows[int(np.argmax(scores))])]
+    best = int(np.argmax(scores))
+    return ssn.node_list()[int(rows[best])], float(scores[best]) if len(rows) > 1 else 0.0
+
+
+def place(ssn: Session, task: job_info.TaskInfo, job: job_info.JobInfo) -> node_info.NodeInfo | None:
+    """The best node of all for the task (see place_scored)."""
+    return place_scored(ssn, task, job)[0]
 
 
 def _role_failed(job: job_info.JobInfo, task: job_info.TaskInfo) -> bool:
@@ -66,8 +88,22 @@ def _need_continue(job: job_info.JobInfo) -> bool:
     return all(allocated.get(role, 0) >= job.min_task_member.get(role, 0) for role in failed_roles)
 
 
+def new_allocated_hypernode(ssn: Session, node: str, current: str) -> str:
+    """The HyperNode a job's tasks sit under once one more lands on `node`: the lowest-tier
+    HyperNode of the node, joined with what the job had by their least common ancestor.
+    Upstream: getJobNewAllocatedHyperNode."""
+    tree = ssn.hyper_nodes_info
+    mine = tree.hypernode_of_node(node)
+    if not mine:
+        return current
+    return tree.lca(mine, current) if current else mine
+
+
 class Allocate:
     NAME = NAME
+
+    def __init__(self) -> None:
+        self.search = hypernode_search.HyperNodeSearch(self.place_tasks)
 
     def execute(self, ssn: Session) -> None:
         enqueue_on = "enqueue" in ssn.conf.actions
@@ -100,14 +136,46 @@ class Allocate:
             tasks = pending[job.uid]
             if not tasks:
                 continue
-            stmt = self._allocate_tasks(ssn, tasks, job, queue)
-            if tasks:
-                jobs.push(job)
+            topology = hyper_node_info.network_topology(job)
+            if topology is not None and topology.hard:
+                if not ssn.hyper_nodes_info.ready:
+                    # Upstream skips the job and, as it does not put the queue back, the rest of
+                    # the queue for this cycle.
+                    log.error("HyperNodes are not ready (%s); job %s with a hard network topology waits", "; ".join(ssn.hyper_nodes_info.problems), job.uid)
+                    active.discard(queue.name)
+                    continue
+                stmt, left = self.search.allocate(ssn, tasks, job, queue, topology.highest_tier_allowed)
+                if left:
+                    jobs.push(job)
+                    pending[job.uid] = left
+            else:
+                stmt = self._allocate_tasks(ssn, tasks, job, queue)
+                if tasks:
+                    jobs.push(job)
             if stmt is not None:
                 stmt.commit()
 
     def _allocate_tasks(self, ssn: Session, tasks: list[job_info.TaskInfo], job: job_info.JobInfo, queue: queue_info.QueueInfo) -> Statement | None:
+        """Place tasks over all nodes; the statement when the job is ready, else None (undone
+        unless the job is pipelined). A soft-topology job gets its HyperNode recorded."""
+        stmt, hypernode = self.place_tasks(ssn, tasks, job, queue, None, "")
+        if session_plugins.job_ready(ssn, job):
+            topology = hyper_node_info.network_topology(job)
+            if topology is not None and topology.soft and hypernode != hyper_node_info.allocated_hypernode(job):
+                hyper_node_info.set_allocated_hypernode(job, hypernode)
+            return stmt
+        if not session_plugins.job_pipelined(ssn, job):
+            stmt.discard()
+        return None
+
+    def place_tasks(self, ssn: Session, tasks: list[job_info.TaskInfo], job: job_info.JobInfo, queue: queue_info.QueueInfo, allowed: np.ndarray | None, hypernode: str) -> tuple[Statement, str]:
+        """Place tasks from the front of `tasks` (those taken are removed) on the allowed nodes
+        until the job is ready, and say under which HyperNode they now sit. `hypernode`, when
+        the nodes are one HyperNode's, collects the chosen nodes' scores for ranking it.
+        Upstream: Action.allocateResourcesForTasks."""
         stmt = Statement(ssn)
+        constrained = hyper_node_info.network_topology(job) is not None
+        current = hyper_node_info.allocated_hypernode(job)
         while tasks:
             task = tasks.pop(0)
             if not session_plugins.allocatable(ssn, queue, task):
@@ -115,19 +183,21 @@ class Allocate:
                 continue
             if _role_failed(job, task):
                 continue
-            node = place(ssn, task, job)
+            if constrained:
+                task.job_allocated_hypernode = current
+            node, score = place_scored(ssn, task, job, allowed)
             if node is None:
                 if _need_continue(job):
                     continue
                 break
+            if hypernode:
+                self.search.add_score(job, hypernode, score)
             if task.resreq.less_equal(node.idle):
                 stmt.allocate(task, node)
             else:
                 stmt.pipeline(task, node)
+            if constrained:
+                current = new_allocated_hypernode(ssn, node.name, current)
             if session_plugins.job_ready(ssn, job) and tasks:
                 break
-        if session_plugins.job_ready(ssn, job):
-            return stmt
-        if not session_plugins.job_pipelined(ssn, job):
-            stmt.discard()
-        return None
+        return stmt, current

@@ -73,6 +73,9 @@ class TaskInfo:
     # May be evicted by preempt or reclaim (annotation, else label `volcano.sh/preemptable`;
     # true when absent). Upstream: GetPodPreemptable.
     preemptable: bool = True
+    # The HyperNode the job's tasks placed so far sit under, handed to the node scorers while
+    # allocate places this task (network-topology-aware reads it). Upstream: TaskInfo.JobAllocatedHyperNode.
+    job_allocated_hypernode: str = ""
 
     @property
     def preempts_never(self) -> bool:

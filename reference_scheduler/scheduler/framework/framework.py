@@ -11,7 +11,7 @@ from typing import Any
 from reference_scheduler.scheduler import cache as cache_mod
 from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.actions import factory as action_factory
-from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.api import hyper_node_info, job_info
 from reference_scheduler.scheduler.plugins import factory as plugin_factory
 from reference_scheduler.scheduler.framework.session import Session
 
@@ -22,6 +22,7 @@ def open_session(cache: cache_mod.Cache, configuration: conf.Conf) -> Session:
     jobs, nodes, queues = cache.snapshot()
     ssn = Session(jobs, nodes, queues, configuration, cache)
     ssn.hypernodes, ssn.numatopologies = cache.topology()
+    ssn.cpu_assignments = cache.cpu_assignments
     for tier in configuration.tiers:
         for option in tier:
             plugin = plugin_factory.BUILDERS[option.name](option.arguments)
@@ -67,6 +68,10 @@ def close_session(ssn: Session, cache: cache_mod.Cache, original: dict[str, dict
             or _comparable(before.get("conditions") or []) != _comparable(conditions)
         ):
             cache.update_podgroup_status(job, status)
+        # A HyperNode allocate recorded for the job this cycle. Upstream: JobUpdater.updateJob.
+        hypernode = hyper_node_info.allocated_hypernode(job)
+        if hypernode != ssn.allocated_hypernodes_before.get(job.uid, ""):
+            cache.update_podgroup_annotations(job, {hyper_node_info.ALLOCATED_HYPERNODE: hypernode})
         if unschedulable and status["phase"] in ("Pending", "Inqueue", "Unknown"):
             message = next(c.get("message", "") for c in conditions if c.get("type") == "Unschedulable")
             cache.event(job.podgroup, "Warning", "Unschedulable", message)

@@ -8,12 +8,13 @@ Upstream: pkg/scheduler/framework/session.go, framework.go.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import uuid
 from typing import Any, Callable, Protocol
 
 from reference_scheduler.scheduler import conf
-from reference_scheduler.scheduler.api import job_info, node_info, node_matrix, queue_info, resource
+from reference_scheduler.scheduler.api import hyper_node_info, job_info, node_info, node_matrix, queue_info, resource
 
 log = logging.getLogger(__name__)
 EXTENSION_POINTS = (
@@ -22,6 +23,8 @@ EXTENSION_POINTS = (
     "preemptable", "reclaimable", "jobStarving", "preemptive",
     # Predicates and node scores: one call per task covers every node (see api/node_matrix.py).
     "batchPredicate", "batchNodeOrder",
+    # Scores of candidate HyperNodes for a job with a hard network topology.
+    "hyperNodeOrder",
 )
 
 
@@ -63,6 +66,13 @@ class Session:
         # HyperNode and Numatopology objects by name (set by open_session from the cache).
         self.hypernodes: dict[str, dict[str, Any]] = {}
         self.numatopologies: dict[str, dict[str, Any]] = {}
+        # Exclusive CPUs given to pods in earlier sessions, pod uid -> (node, CPU ids): the cache
+        # keeps this dict across sessions and numa-aware updates it. Upstream: the cache's
+        # NumaSchedulerInfo, narrowed by Session.UpdateSchedulerNumaInfo.
+        self.cpu_assignments: dict[str, tuple[str, frozenset[int]]] = {}
+        # Each PodGroup's HyperNode as the cycle found it, to tell at close whether allocate
+        # recorded a new one. Upstream: Session.PodGroupOldState.Annotations.
+        self.allocated_hypernodes_before = {uid: hyper_node_info.allocated_hypernode(job) for uid, job in jobs.items()}
         self.total_resource = resource.Resource()
         for node in nodes.values():
             self.total_resource.add(node.allocatable)
@@ -79,6 +89,12 @@ class Session:
             node.attach(self.matrix)
         # Per-cycle memo of a task's request as a matrix row (tasks are placed many times over).
         self._requests: dict[str, node_matrix.Request] = {}
+
+    @functools.cached_property
+    def hyper_nodes_info(self) -> hyper_node_info.HyperNodesInfo:
+        """The HyperNode tree, built on first use from `hypernodes` (which open_session sets
+        after construction) and the nodes' labels. Upstream: Session.HyperNodes, RealNodesList."""
+        return hyper_node_info.build(self.hypernodes, {name: node.labels for name, node in self.nodes.items()})
 
     def add(self, point: str, plugin: str, fn: Callable[..., Any]) -> None:
         self.fns[point][plugin] = fn

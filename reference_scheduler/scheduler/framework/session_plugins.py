@@ -113,6 +113,18 @@ def node_scores(ssn: Session, task: job_info.TaskInfo, rows: np.ndarray) -> np.n
     return total
 
 
+def hyper_node_scores(ssn: Session, job: job_info.JobInfo, candidates: dict[str, list[str]]) -> dict[str, float]:
+    """The sum of every plugin's `hyperNodeOrder` score (job, {HyperNode: its nodes} -> {HyperNode:
+    score}); a HyperNode no plugin scored has 0. Upstream: Session.HyperNodeOrderMapFn."""
+    total = {name: 0.0 for name in candidates}
+    for fns in _each_tier(ssn, "hyperNodeOrder", "hypernodeorder"):
+        for fn in fns:
+            for name, score in fn(job, candidates).items():
+                if name in total:
+                    total[name] += float(score)
+    return total
+
+
 def job_valid(ssn: Session, job: job_info.JobInfo) -> tuple[str, str] | None:
     """The first plugin that finds the job invalid: (reason, message); None when valid."""
     for fns in _each_tier(ssn, "jobValid", "jobvalid"):

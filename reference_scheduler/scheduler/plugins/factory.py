@@ -7,6 +7,10 @@ from typing import Any, Callable, Mapping
 
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.plugins import capacity, drf, sla, task_topology
+from reference_scheduler.scheduler.plugins import numa_aware
+from reference_scheduler.scheduler.plugins import gpu_aware
+from reference_scheduler.scheduler.plugins import gpu_podaffinity
+from reference_scheduler.scheduler.plugins import network_topology_aware
 from reference_scheduler.scheduler.plugins import binpack, conformance, gang, known, nodeorder, overcommit, predicates, priority, proportion
 
 Builder = Callable[[Mapping[str, Any]], interface.Plugin]
@@ -14,6 +18,8 @@ BUILDERS: dict[str, Builder] = {
     binpack.NAME: binpack.Binpack,
     capacity.NAME: capacity.Capacity,
     drf.NAME: drf.Drf,
+    gpu_aware.NAME: gpu_aware.GpuAware,
+    gpu_podaffinity.NAME: gpu_podaffinity.GpuPodAffinity,
     conformance.NAME: conformance.Conformance,
     gang.NAME: gang.Gang,
     priority.NAME: priority.Priority,
@@ -23,6 +29,8 @@ BUILDERS: dict[str, Builder] = {
     sla.NAME: sla.Sla,
     task_topology.NAME: task_topology.TaskTopology,
     nodeorder.NAME: nodeorder.NodeOrder,
+    numa_aware.NAME: numa_aware.NumaAware,
+    network_topology_aware.NAME: network_topology_aware.NetworkTopologyAware,
     **{name: functools.partial(known.NotImplemented_, name) for name in known.NAMES},
 }
 NAMES = tuple(BUILDERS)

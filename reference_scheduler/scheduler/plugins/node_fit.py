@@ -11,24 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from reference_scheduler.scheduler.api import job_info, node_info
-
-
-def match_expression(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-    if op == "In":
-        return labels.get(key) in values
-    if op == "NotIn":
-        return labels.get(key) not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt") and key in labels and values:
-        try:
-            return int(labels[key]) > int(values[0]) if op == "Gt" else int(labels[key]) < int(values[0])
-        except ValueError:
-            return False
-    return False
+from reference_scheduler.scheduler.api.labels import match_expression, selector_matches
 
 
 def node_selector_term_matches(term: Mapping[str, Any], labels: Mapping[str, str], name: str = "") -> bool:
@@ -75,15 +58,6 @@ def tolerations_of(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 # --- label selectors and inter-pod affinity ------------------------------------------------------
-
-def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
-    """A metav1.LabelSelector: nil selects nothing, {} selects everything."""
-    if selector is None:
-        return False
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    return all(match_expression(e, labels) for e in selector.get("matchExpressions") or [])
-
 
 def term_matches_pod(term: Mapping[str, Any], owner_namespace: str, pod: Mapping[str, Any]) -> bool:
     """Does an affinity term written in a pod of `owner_namespace` select `pod`? Namespaces: the

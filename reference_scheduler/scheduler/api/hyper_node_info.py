@@ -1,0 +1,230 @@
+"""HyperNodes as one scheduling cycle sees them: each one's tier, parent and real nodes, the tiers
+in use from the lowest up, the lowest-tier HyperNode of a node, and the least common ancestor of
+two HyperNodes. Also a job's network topology (hard or soft, and the highest tier it may span)
+and the HyperNode allocate records for it on its PodGroup.
+
+Upstream: pkg/scheduler/api/hyper_node_info.go (HyperNodesInfo, GetMembers, GetAncestors,
+GetLCAHyperNode), pkg/scheduler/util/scheduler_helper.go (GetRealNodesListByHyperNode,
+FindHyperNodeForNode, FindJobTaskNumOfHyperNode), pkg/scheduler/api/job_info.go
+(IsHardTopologyMode, IsSoftTopologyMode, HasTopologyConstrain) and well_known_labels.go.
+
+Upstream keeps the tree up to date event by event; the kit builds it whole from the watched
+objects once per cycle, which gives the same sets for the same objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from typing import Any, Iterable, Mapping
+
+from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.api import labels as labels_mod
+
+log = logging.getLogger(__name__)
+# Where allocate records the HyperNode a job's tasks were placed under (their least common
+# ancestor). Upstream: api.JobAllocatedHyperNode.
+ALLOCATED_HYPERNODE = "volcano.sh/job-allocated-hypernode"
+HARD = "hard"
+SOFT = "soft"
+MEMBER_NODE = "Node"
+MEMBER_HYPERNODE = "HyperNode"
+
+
+# --- a job's network topology --------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class NetworkTopology:
+    mode: str
+    highest_tier_allowed: int
+
+    @property
+    def hard(self) -> bool:
+        return self.mode == HARD
+
+    @property
+    def soft(self) -> bool:
+        return self.mode == SOFT
+
+
+def network_topology(job: job_info.JobInfo) -> NetworkTopology | None:
+    """The PodGroup's `spec.networkTopology`, None without one. A field left out takes the value
+    Volcano's CRD defaults it to (mode hard, highestTierAllowed 1): the kit's CRDs keep the
+    field free-form, so the scheduler applies those defaults where the API server would have."""
+    spec = (job.podgroup.get("spec") or {}).get("networkTopology")
+    if not isinstance(spec, Mapping):
+        return None
+    highest = spec.get("highestTierAllowed", 1)
+    try:
+        tier = int(highest)
+    except (TypeError, ValueError):
+        log.warning("PodGroup %s: networkTopology.highestTierAllowed %r is not an integer; using 1", job.uid, highest)
+        tier = 1
+    return NetworkTopology(str(spec.get("mode") or HARD), tier)
+
+
+def allocated_hypernode(job: job_info.JobInfo) -> str:
+    annotations = (job.podgroup.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(ALLOCATED_HYPERNODE) or "")
+
+
+def set_allocated_hypernode(job: job_info.JobInfo, name: str) -> None:
+    meta = job.podgroup.setdefault("metadata", {})
+    annotations = meta.get("annotations")
+    if annotations is None:
+        annotations = meta["annotations"] = {}
+    annotations[ALLOCATED_HYPERNODE] = name
+
+
+# --- members -------------------------------------------------------------------------------------
+
+def members_of(selector: Mapping[str, Any], nodes: Mapping[str, Mapping[str, str]]) -> set[str]:
+    """The nodes (name -> labels) a Node member's selector picks: the union of its exactMatch,
+    regexMatch and labelMatch. As upstream: an exactMatch without a name, a pattern that does not
+    compile or a labelMatch that is empty select nothing more; a pattern is searched for anywhere in
+    the name, as Go's MatchString does (Python's `re` reads the usual RE2 patterns alike).
+    Upstream: GetMembers."""
+    found: set[str] = set()
+    exact = selector.get("exactMatch")
+    if exact is not None:
+        name = (exact or {}).get("name") or ""
+        if not name:
+            return found
+        found.add(name)
+    regex = selector.get("regexMatch")
+    if regex is not None:
+        pattern = str((regex or {}).get("pattern") or "")
+        try:
+            compiled = re.compile(pattern)
+        except re.error as err:
+            log.error("HyperNode member pattern %r does not compile: %s", pattern, err)
+            return set()
+        found.update(n for n in nodes if compiled.search(n))
+    label = selector.get("labelMatch")
+    if label is not None:
+        label = label or {}
+        if not label.get("matchLabels") and not label.get("matchExpressions"):
+            return found
+        found.update(n for n, labels in nodes.items() if labels_mod.selector_matches(label, labels))
+    return found
+
+
+def _child_hypernode(member: Mapping[str, Any]) -> str:
+    """A HyperNode member names its child by exactMatch only (upstream ignores the others)."""
+    return str(((member.get("selector") or {}).get("exactMatch") or {}).get("name") or "")
+
+
+# --- the tree ------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class HyperNodeInfo:
+    name: str
+    tier: int
+    parent: str
+    # The real nodes under it, at any depth; only nodes that exist. Upstream: RealNodesList.
+    nodes: frozenset[str]
+
+
+class HyperNodesInfo:
+    """The HyperNodes of one cycle. `ready` is False when the tree is inconsistent (a HyperNode
+    with two parents, a cycle): upstream then places no job that has a hard topology."""
+
+    def __init__(self, infos: Mapping[str, HyperNodeInfo], problems: Iterable[str] = ()) -> None:
+        self.infos = dict(infos)
+        self.problems = list(problems)
+        self.ready = not self.problems
+        by_tier: dict[int, list[str]] = {}
+        for info in self.infos.values():
+            by_tier.setdefault(info.tier, []).append(info.name)
+        # Names in order, so the kit tries HyperNodes in a fixed order (upstream: a Go set).
+        self.by_tier = {tier: sorted(names) for tier, names in sorted(by_tier.items())}
+        self.tiers = list(self.by_tier)
+        self._lowest_of_node: dict[str, str] = {}
+        if self.tiers:
+            for name in reversed(self.by_tier[self.tiers[0]]):
+                for node in self.infos[name].nodes:
+                    self._lowest_of_node[node] = name
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.infos
+
+    def tier(self, name: str) -> int:
+        return self.infos[name].tier
+
+    def nodes(self, name: str) -> frozenset[str]:
+        info = self.infos.get(name)
+        return info.nodes if info else frozenset()
+
+    def hypernode_of_node(self, node: str) -> str:
+        """The HyperNode of the lowest tier that holds the node ('' when none does); the first by
+        name if several do. Upstream: FindHyperNodeForNode."""
+        return self._lowest_of_node.get(node, "")
+
+    def ancestors(self, name: str) -> list[str]:
+        """The HyperNode itself, its parent, the parent's parent, up to a root."""
+        chain = [name]
+        current = self.infos.get(name)
+        while current is not None and current.parent and current.parent not in chain:
+            chain.append(current.parent)
+            current = self.infos.get(current.parent)
+        return chain
+
+    def lca(self, left: str, right: str) -> str:
+        """The least common ancestor of two HyperNodes, '' when they share none.
+        Upstream: HyperNodeInfoMap.GetLCAHyperNode."""
+        mine = set(self.ancestors(left))
+        return next((a for a in self.ancestors(right) if a in mine), "")
+
+    def task_count(self, name: str, job: job_info.JobInfo) -> int:
+        """How many of the job's tasks sit on a node of the HyperNode.
+        Upstream: FindJobTaskNumOfHyperNode."""
+        nodes = self.nodes(name)
+        return sum(1 for task in job.tasks.values() if task.node_name and task.node_name in nodes)
+
+
+def build(hypernodes: Mapping[str, Mapping[str, Any]], nodes: Mapping[str, Mapping[str, str]]) -> HyperNodesInfo:
+    """The tree from HyperNode objects by name and the cluster's nodes (name -> labels).
+    Upstream: HyperNodesInfo.BuildHyperNodeCache, setParent, GetRealNodesListByHyperNode."""
+    problems: list[str] = []
+    tiers: dict[str, int] = {}
+    members: dict[str, list[Mapping[str, Any]]] = {}
+    for name in sorted(hypernodes):
+        spec = hypernodes[name].get("spec") or {}
+        try:
+            tiers[name] = int(spec.get("tier") or 0)
+        except (TypeError, ValueError):
+            problems.append(f"HyperNode {name}: spec.tier {spec.get('tier')!r} is not an integer")
+            tiers[name] = 0
+        members[name] = [m for m in spec.get("members") or [] if isinstance(m, Mapping)]
+    parents: dict[str, str] = {}
+    for name in sorted(members):
+        for member in members[name]:
+            child = _child_hypernode(member) if member.get("type") == MEMBER_HYPERNODE else ""
+            if not child:
+                continue
+            if parents.setdefault(child, name) != name:
+                problems.append(f"HyperNode {child} already has a parent {parents[child]}, and cannot set another parent {name}")
+    real: dict[str, frozenset[str]] = {}
+
+    def resolve(name: str, chain: tuple[str, ...]) -> frozenset[str]:
+        if name in real:
+            return real[name]
+        if name in chain:
+            problems.append(f"cyclic dependency detected: HyperNode {name} is already in the ancestor chain {sorted(chain)}")
+            return frozenset()
+        found: set[str] = set()
+        for member in members.get(name, []):
+            if member.get("type") == MEMBER_NODE:
+                found |= members_of(member.get("selector") or {}, nodes)
+            elif member.get("type") == MEMBER_HYPERNODE:
+                child = _child_hypernode(member)
+                if child in members:
+                    found |= resolve(child, chain + (name,))
+        real[name] = frozenset(n for n in found if n in nodes)
+        return real[name]
+
+    infos = {name: HyperNodeInfo(name, tiers[name], parents.get(name, ""), resolve(name, ())) for name in sorted(members)}
+    for problem in problems:
+        log.error("HyperNodes not ready: %s", problem)
+    return HyperNodesInfo(infos, problems)

@@ -150,6 +150,24 @@ def _bench_scheduler(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diff(args: argparse.Namespace) -> int:
+    from conformance.report import diff
+
+    reports_root = pathlib.Path(args.reports)
+    try:
+        run_a, run_b = diff.read(args.run_a, reports_root), diff.read(args.run_b, reports_root)
+    except diff.DiffError as err:
+        print(f"vck diff: {err}", file=sys.stderr)
+        return 2
+    found = diff.differences(run_a, run_b)
+    print(diff.text_table(run_a, run_b, found))
+    out = pathlib.Path(args.out) if args.out else reports_root / f"diff-{run_a.metadata.run_id}-vs-{run_b.metadata.run_id}.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(diff.render(run_a, run_b, found), encoding="utf-8")
+    print(f"page: {out}")
+    return 1 if found else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vck", description="The Volcano conformance kit.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -158,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("paths", nargs="*", help=f"scenario files or folders (default: {api.DEFAULT_SCENARIOS})")
     run.add_argument("--suite", action="append", default=[], help="only these suites (comma-separated, repeatable)")
     run.add_argument("-k", default=None, help="only scenarios whose id matches this pytest -k expression")
-    run.add_argument("--impl", default="reference", help="implementation: reference, reference:broken=gang, preinstalled:CAPS.yaml")
+    run.add_argument("--impl", default="reference", help="implementation: reference, reference:broken=gang, volcano[:VERSION], volcano-helm:chart=C,images=R,tag=T, volcano-manifests:file=F,images=R,tag=T, preinstalled:CAPS.yaml")
     run.add_argument("--backend", choices=registry.BACKENDS, default="embedded")
     run.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
     run.add_argument("--context", help="existing backend: the context to use")
@@ -168,6 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--run-id", default=None, help="the report folder's name (default: a timestamp)")
     run.add_argument("-v", "--verbose", action="store_true")
     run.set_defaults(func=_run)
+
+    dif = sub.add_parser("diff", help="every scenario whose verdict differs between two runs: a text table and a page with both timelines (exit 1 when any differs)")
+    dif.add_argument("run_a", help="a report.json, a run folder, or a run id under --reports (`latest` too)")
+    dif.add_argument("run_b")
+    dif.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where run ids are looked up and the page goes")
+    dif.add_argument("--out", default=None, help="the page's path (default: <reports>/diff-<A>-vs-<B>.html)")
+    dif.set_defaults(func=_diff)
 
     lst = sub.add_parser("list", help="the scenarios, with suite, level and cites")
     lst.add_argument("paths", nargs="*")

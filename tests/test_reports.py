@@ -90,6 +90,9 @@ def test_html_is_self_contained_escaped_and_shows_the_failure() -> None:
     assert page.count("<svg") >= 1
     assert "node-a" in page and "node-b" in page
     assert page.index("Failures and errors") < page.index("Passed")
+    # Every figure in one table under the suites, linked to its scenario.
+    assert page.index('id="figures"') < page.index("Failures and errors")
+    assert '<td><a href="#queue-b">queue-b</a></td><td>fragmented nodes</td><td>3</td>' in page
 
 
 def test_writer_writes_three_files_and_latest(tmp_path: pathlib.Path) -> None:

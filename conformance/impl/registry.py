@@ -5,15 +5,18 @@
     reference:chaos=SEED         the same, with its controller killed and restarted at random moments
     reference:scheduler-chaos=SEED  the same for its scheduler, also killed right after a gang's first bind
     preinstalled:PATH            already running; claims read from the capabilities file PATH
+    volcano[:VERSION]            real Volcano (default the pinned v1.13 release), built from Go modules
+    volcano-helm:chart=C,images=R,tag=T[,kind-cluster=N]     Volcano from the user's chart and images (kind, existing)
+    volcano-manifests:file=F,images=R,tag=T[,kind-cluster=N] the same from a manifests file
 """
 
 from __future__ import annotations
 
 import pathlib
 
-from conformance.impl import base, preinstalled, reference
+from conformance.impl import base, preinstalled, reference, volcano, volcano_install
 
-KNOWN = ("reference", "reference:broken=NAMES", "reference:chaos=SEED", "reference:scheduler-chaos=SEED", "preinstalled:CAPABILITIES_FILE")
+KNOWN = ("reference", "reference:broken=NAMES", "reference:chaos=SEED", "reference:scheduler-chaos=SEED", "preinstalled:CAPABILITIES_FILE", "volcano[:VERSION]", volcano_install.FORMS["helm"], volcano_install.FORMS["manifests"])
 
 
 def implementation(spec: str) -> base.Implementation:
@@ -33,4 +36,13 @@ def implementation(spec: str) -> base.Implementation:
         if not arg:
             raise base.ImplementationError("--vck-impl preinstalled needs a capabilities file: preinstalled:PATH")
         return preinstalled.Preinstalled(pathlib.Path(arg))
+    if name in ("volcano-helm", "volcano-manifests"):
+        method = name.removeprefix("volcano-")
+        try:
+            spec_ = volcano_install.parse(method, arg)
+        except volcano_install.InstallSpecError as err:
+            raise base.ImplementationError(f"--vck-impl {spec!r}: {err}") from err
+        return volcano_install.VolcanoInstalled(spec_, volcano.claims(), volcano_install.run_command)
+    if name == "volcano":
+        return volcano.Volcano(arg) if arg else volcano.Volcano()
     raise base.ImplementationError(f"unknown implementation {spec!r}; use one of: {', '.join(KNOWN)}")

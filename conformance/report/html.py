@@ -84,18 +84,33 @@ def _timeline(sc: results.ScenarioResult) -> str:
 def _figures(sc: results.ScenarioResult) -> str:
     if not sc.figures:
         return ""
-    rows = "".join(f"<tr><td>{_e(k)}</td><td>{v:g}</td></tr>" for k, v in sorted(sc.figures.items()))
+    rows = "".join(f"<tr><td>{_e(k)}</td><td>{v:g}</td></tr>" for k, v in sc.figures.items())
     return f'<table class="figures"><tr><th>figure</th><th>value</th></tr>{rows}</table>'
+
+
+def _all_figures(run: results.RunResult) -> str:
+    """Every scenario's figures in one table near the top: a reader compares them without opening
+    each scenario (fragmentation with a plugin off and on, placements by supernode)."""
+    rows = "".join(
+        f'<tr><td>{_e(sc.suite)}</td><td><a href="#{_e(sc.id)}">{_e(sc.id)}</a></td><td>{_e(name)}</td><td>{value:g}</td></tr>'
+        for sc in run.scenarios
+        for name, value in sc.figures.items()
+    )
+    if not rows:
+        return ""
+    return f'<h2>Figures</h2><table id="figures"><tr><th>suite</th><th>scenario</th><th>figure</th><th>value</th></tr>{rows}</table>'
+
+
+def details(sc: results.ScenarioResult) -> str:
+    """A scenario's checks, figures, chart of pods on nodes and timeline (also used by `vck diff`)."""
+    drawn = chart.svg(sc.timeline, sc.duration_s)
+    return _checks(sc) + _figures(sc) + (f"<div>{drawn}</div>" if drawn else "") + _timeline(sc)
 
 
 def _scenario(sc: results.ScenarioResult, full: bool) -> str:
     head = f'<h3><span class="{sc.status.value}">{sc.status.value.upper()}</span> [{sc.level.value}] {_e(sc.suite)}/{_e(sc.id)}: {_e(sc.title)} <span class="meta">({sc.duration_s:.1f}s)</span></h3>'
     body = f'<div class="reason">{_e(sc.reason)}</div><div class="cites">cites: {_e("; ".join(sc.cites))}</div>'
-    if full:
-        drawn = chart.svg(sc.timeline, sc.duration_s)
-        body += _checks(sc) + _figures(sc) + (f"<div>{drawn}</div>" if drawn else "") + _timeline(sc)
-    else:
-        body += f"<details><summary>checks and timeline</summary>{_checks(sc)}{_figures(sc)}{chart.svg(sc.timeline, sc.duration_s)}{_timeline(sc)}</details>"
+    body += details(sc) if full else f"<details><summary>checks and timeline</summary>{details(sc)}</details>"
     return f'<div class="scenario" id="{_e(sc.id)}">{head}{body}</div>'
 
 
@@ -115,7 +130,7 @@ def render(run: results.RunResult) -> str:
         f"<h1>Volcano conformance report</h1>"
         f'<div class="meta">run {_e(meta.run_id)} started {_e(meta.started_at)}, wall time {meta.wall_time_s:.0f}s, time scale {meta.time_scale:g}<br>'
         f"versions: {_e(versions)}<br>command: <span class=\"mono\">{_e(meta.command)}</span></div>"
-        f"{_summary(run)}<h2>Suites</h2>{_suites(run)}"
+        f"{_summary(run)}<h2>Suites</h2>{_suites(run)}{_all_figures(run)}"
         f"{_section('Failures and errors', bad, True)}{_section('Passed', good, False)}{_section('Not claimed', unclaimed, False)}"
         "</body></html>"
     )

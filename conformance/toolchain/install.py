@@ -41,10 +41,10 @@ def go_arch() -> str:
 
 
 @contextlib.contextmanager
-def _locked(root: pathlib.Path) -> Iterator[None]:
+def _locked(root: pathlib.Path, name: str = "toolchain.lock") -> Iterator[None]:
     """One installer at a time per cache: parallel test workers wait instead of building twice."""
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / "toolchain.lock", "w") as handle:
+    with open(root / name, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -74,7 +74,8 @@ def verify(component: versions.Component, binary: pathlib.Path) -> str:
             f"`{' '.join(argv)}` printed {printed[:200]!r}, expected it to mention {component.version_marker}",
             f"delete {binary.parent} and install again",
         )
-    return printed.splitlines()[0] if printed else ""
+    # The line that names the version (Volcano prints its API version first).
+    return next((line for line in printed.splitlines() if component.version_marker in line), printed.splitlines()[0])
 
 
 def _finish(component: versions.Component, root: pathlib.Path, via: str, origin: str) -> Resolved:
@@ -91,14 +92,27 @@ def install(
     progress: Progress = _stderr,
 ) -> dict[str, Resolved]:
     """Make every named component (all when empty) present in the cache; return where each is."""
+    wanted = [versions.component(n) for n in names] if names else list(versions.COMPONENTS)
+    return install_components(wanted, source, root, progress)
+
+
+def install_components(
+    wanted: Sequence[versions.Component],
+    source: Source = "auto",
+    root: pathlib.Path | None = None,
+    progress: Progress = _stderr,
+    lock: str = "toolchain.lock",
+) -> dict[str, Resolved]:
+    """Make these components present in the cache (the ones outside the cluster toolchain too,
+    such as Volcano's); return where each is. `lock` names the cache's lock file: a long build
+    of something the cluster does not need takes its own, so cluster starts never wait on it."""
     if source not in SOURCES:
         raise errors.ToolchainError("choose source", f"unknown source {source!r}", f"use one of {', '.join(SOURCES)}")
     root = root or cache.cache_dir()
-    wanted = [versions.component(n) for n in names] if names else list(versions.COMPONENTS)
     arch = go_arch()
     started = time.monotonic()
     resolved: dict[str, Resolved] = {}
-    with _locked(root):
+    with _locked(root, lock):
         missing: list[versions.Component] = []
         for comp in wanted:
             hit = cached(comp, root)
@@ -112,6 +126,11 @@ def install(
         unreachable: set[str] = set()
         for comp in missing:
             if source == "go":
+                to_build.append(comp)
+                continue
+            if not comp.release_url:
+                if source == "release":
+                    raise errors.ToolchainError(f"download {comp.name}", f"{comp.name} {comp.version} has no release download", "use --source go (or auto)")
                 to_build.append(comp)
                 continue
             if source == "auto" and release.release_host(comp, arch) in unreachable:

@@ -28,7 +28,7 @@ class Component:
 
     name: str
     version: str
-    # The official release download, with {version} and {arch} placeholders.
+    # The official release download, with {version} and {arch} placeholders ("" when there is none).
     release_url: str
     # For archives: the member path inside the archive, same placeholders. Empty for a bare binary.
     release_member: str
@@ -92,6 +92,47 @@ COMPONENTS: tuple[Component, ...] = (
     _kwok("kwok"),
     _kwok("kwokctl"),
 )
+
+
+# Volcano, for the `volcano` implementation adapter only: never part of the cluster toolchain
+# above (COMPONENTS), so a cluster start never builds it. The newest v1.13 release; v1.13's go.mod
+# pins Kubernetes v1.33.2, the version the cluster runs, so the two builds share Go's caches.
+VOLCANO_VERSION = "v1.13.3"
+VOLCANO_MODULE = "volcano.sh/volcano"
+# The binaries the adapter runs, and their main packages inside the module (upstream: cmd/).
+VOLCANO_BINARIES: tuple[tuple[str, str], ...] = (
+    ("vc-scheduler", "cmd/scheduler"),
+    ("vc-controller-manager", "cmd/controller-manager"),
+    ("vc-webhook-manager", "cmd/webhook-manager"),
+)
+# `module@version` targets of a replace directive that the module proxy does not serve, and the
+# release of the same minor it does. k8s.io/externaljwt holds only generated gRPC API types,
+# identical across the patch releases of a minor (as for KUBERNETES_STAGING_OVERRIDES above).
+# v1.12.2's and v1.13.3's builds do not load it (tidy passes either way); the substitution keeps
+# a release whose module graph does load it from failing on a version the proxy lacks.
+PROXY_SUBSTITUTES: dict[str, str] = {
+    "k8s.io/externaljwt@v0.32.2": "v0.32.13",
+    "k8s.io/externaljwt@v0.33.2": "v0.33.13",
+}
+
+
+def volcano_components(version: str = VOLCANO_VERSION) -> tuple[Component, ...]:
+    """vc-scheduler, vc-controller-manager and vc-webhook-manager of one Volcano release. Volcano
+    publishes container images, not binaries: they are only ever built from Go modules."""
+    return tuple(
+        Component(
+            name=name,
+            version=version,
+            release_url="",
+            release_member="",
+            release_sha256_url="",
+            recipe="volcano",
+            package=f"{VOLCANO_MODULE}/{cmd}",
+            # pkg/version prints `Version: <stamped version>` (stamped by the recipe's -ldflags).
+            version_marker=f"Version: {version}",
+        )
+        for name, cmd in VOLCANO_BINARIES
+    )
 
 
 def component(name: str) -> Component:

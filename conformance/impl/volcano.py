@@ -1,0 +1,241 @@
+"""`volcano[:VERSION]`: real Volcano (default v1.13.3), run as processes against the cluster.
+
+vc-scheduler, vc-controller-manager and vc-webhook-manager are built from the `volcano.sh/volcano`
+Go module into the toolchain cache on first use (or taken from `VCK_VOLCANO_BIN=DIR`; see
+conformance.toolchain.volcano_resolve). The adapter installs Volcano's own CRDs from that module,
+registers the webhook configurations the helm chart would (reached by URL over TLS, see
+volcano_webhooks), and starts the three with leader election off and the scenario's scheduler
+configuration, restarting the scheduler whenever that configuration changes. Its claims are in
+`volcano_capabilities.yaml`.
+
+Flags, upstream: cmd/scheduler/app/options/options.go, cmd/controller-manager/app/options/
+options.go, cmd/webhook-manager/app/options/options.go (leader election flags come from
+k8s.io/component-base, bound in each cmd's main.go).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pathlib
+import socket
+import tempfile
+from typing import Any, Mapping
+
+import kubernetes
+import yaml
+
+from conformance.cluster import base, kube
+from conformance.impl import base as impl_base
+from conformance.impl import processes, volcano_webhooks
+from conformance.toolchain import errors, versions, volcano_resolve
+from conformance.toolchain import volcano as volcano_recipe
+
+log = logging.getLogger(__name__)
+SCHEDULER_NAME = "volcano"
+HOST = "127.0.0.1"
+# The first build of the scheduler's cache waits up to vc-scheduler's --resource-sync-timeout (60s).
+READY_TIMEOUT_S = 120.0
+CRD_TIMEOUT_S = 60.0
+WEBHOOK_LIVE_TIMEOUT_S = 60.0
+# klog lines each process writes once it acts on the cluster (at -v=2 and above).
+# Upstream: pkg/scheduler/scheduler.go (Run), pkg/controllers/job/job_controller.go (Run).
+SCHEDULER_READY = r"Scheduler completes Initialization and start to run"
+CONTROLLER_READY = r"JobController is running"
+LOG_LEVEL = "2"
+CAPABILITIES_FILE = pathlib.Path(__file__).with_name("volcano_capabilities.yaml")
+
+
+def claims() -> frozenset[str]:
+    """What Volcano v1.13 claims, however it is run (this adapter, or installed from a chart)."""
+    doc = yaml.safe_load(CAPABILITIES_FILE.read_text())
+    return frozenset(doc["capabilities"])
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+class Volcano:
+    def __init__(self, version: str = versions.VOLCANO_VERSION, workdir: pathlib.Path | None = None) -> None:
+        try:
+            self.version = volcano_recipe.check_version(version)
+        except errors.ToolchainError as err:
+            raise impl_base.ImplementationError(str(err)) from err
+        self.name = "volcano" if version == versions.VOLCANO_VERSION else f"volcano:{version}"
+        # VCK_VOLCANO_WORKDIR keeps the processes' logs where a caller (or a test) can read them.
+        env_dir = os.environ.get("VCK_VOLCANO_WORKDIR")
+        self.workdir = workdir or (pathlib.Path(env_dir) if env_dir else pathlib.Path(tempfile.mkdtemp(prefix="vck-volcano-")))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._bins: dict[str, pathlib.Path] | None = None
+        self._source: pathlib.Path | None = None
+        self._cluster: base.ClusterHandle | None = None
+        self._kubeconfig: pathlib.Path | None = None
+        self._conf_key: str | None = None
+        self._webhook: processes.ManagedProcess | None = None
+        self._controller: processes.ManagedProcess | None = None
+        self._scheduler: processes.ManagedProcess | None = None
+
+    # --- claims -----------------------------------------------------------------------------------
+    def capabilities(self) -> frozenset[str]:
+        return claims()
+
+    def versions(self) -> dict[str, str]:
+        return {"implementation": f"volcano {self.version}"}
+
+    # --- lifecycle --------------------------------------------------------------------------------
+    def ensure(self, cluster: base.ClusterHandle, scheduler_conf: Mapping[str, Any] | None) -> None:
+        if self._cluster != cluster:
+            self.stop()
+            self._resolve()
+            self._cluster = cluster
+            self._kubeconfig = self._kubeconfig_for(cluster)
+            self._install_crds(cluster)
+        if self._webhook is None or self._webhook.exited():
+            self._webhook = self._start_webhook(cluster)
+        if self._controller is None or self._controller.exited():
+            self._controller = self._start(
+                "vc-controller-manager",
+                ["--scheduler-name", SCHEDULER_NAME, "--controllers", "*"],
+                CONTROLLER_READY,
+            )
+        conf = dict(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF)
+        key = json.dumps(conf, sort_keys=True)
+        if self._scheduler is not None and not self._scheduler.exited() and key == self._conf_key:
+            return
+        if self._scheduler is not None:
+            self._scheduler.stop()
+        conf_path = self.workdir / "scheduler-conf" / "volcano-scheduler.conf"
+        conf_path.parent.mkdir(parents=True, exist_ok=True)
+        conf_path.write_text(yaml.safe_dump(conf, sort_keys=False))
+        self._scheduler = self._start(
+            "vc-scheduler",
+            ["--scheduler-name", SCHEDULER_NAME, "--scheduler-conf", str(conf_path), "--cache-dumper=false", "--cache-dump-dir", str(self.workdir)],
+            SCHEDULER_READY,
+        )
+        self._conf_key = key
+
+    def _resolve(self) -> None:
+        """Binaries (built on first use) and the module's source (CRDs, the chart's admissions)."""
+        if self._bins is not None:
+            return
+        try:
+            self._bins = volcano_resolve.binaries(self.version)
+            if not os.environ.get(volcano_resolve.CRDS_ENV):
+                self._source = volcano_resolve.source_dir(self.version)
+        except errors.ToolchainError as err:
+            raise impl_base.ImplementationError(f"volcano {self.version}: {err}") from err
+
+    def _kubeconfig_for(self, cluster: base.ClusterHandle) -> pathlib.Path:
+        """The cluster's kubeconfig; a copy selecting its context when it names one (the Volcano
+        binaries take no --context flag)."""
+        if not cluster.context:
+            return cluster.kubeconfig
+        doc = yaml.safe_load(cluster.kubeconfig.read_text())
+        doc["current-context"] = cluster.context
+        path = self.workdir / "kubeconfig"
+        path.write_text(yaml.safe_dump(doc))
+        path.chmod(0o600)
+        return path
+
+    def _argv(self, binary: str, args: list[str]) -> list[str]:
+        assert self._bins is not None and self._kubeconfig is not None
+        return [str(self._bins[binary]), "--kubeconfig", str(self._kubeconfig), f"-v={LOG_LEVEL}", *args]
+
+    def _env(self) -> dict[str, str]:
+        # vc-scheduler opens a log-level socket in DEBUG_SOCKET_DIR (default /tmp/klog-socks);
+        # keep it inside this run's folder.
+        return {**os.environ, "DEBUG_SOCKET_DIR": str(self.workdir / "klog-socks")}
+
+    def _start(self, binary: str, args: list[str], marker: str) -> processes.ManagedProcess:
+        argv = self._argv(binary, ["--leader-elect=false", *args])
+        proc = processes.ManagedProcess(f"volcano {binary}", argv, self.workdir / f"{binary}.log")
+        proc.start(self._env())
+        proc.wait_ready(marker, READY_TIMEOUT_S)
+        return proc
+
+    def _start_webhook(self, cluster: base.ClusterHandle) -> processes.ManagedProcess:
+        api = kube.client(cluster.kubeconfig, cluster.context)
+        tls = volcano_webhooks.make_tls(self.workdir / "webhook-certs", HOST)
+        port = _free_port()
+        url = f"https://{HOST}:{port}"
+        paths = volcano_webhooks.enabled_admissions(self._source)
+        # The manager waits for these to exist before it serves (it only fills in CA bundles).
+        volcano_webhooks.register(api, paths, url, tls.ca_pem())
+        argv = self._argv(
+            "vc-webhook-manager",
+            [
+                "--tls-cert-file", str(tls.cert), "--tls-private-key-file", str(tls.key), "--ca-cert-file", str(tls.ca),
+                "--listen-address", HOST, "--port", str(port), "--webhook-url", url,
+                "--enabled-admission", ",".join(paths), "--scheduler-name", SCHEDULER_NAME,
+                "--graceful-shutdown-time", "5s",
+            ],
+        )
+        proc = processes.ManagedProcess("volcano vc-webhook-manager", argv, self.workdir / "vc-webhook-manager.log")
+        proc.start(self._env())
+
+        def gone() -> str | None:
+            return f"vc-webhook-manager exited while starting:\n{proc.tail()}" if proc.exited() else None
+
+        try:
+            volcano_webhooks.wait_live(api, WEBHOOK_LIVE_TIMEOUT_S, gone)
+        except (RuntimeError, TimeoutError) as err:
+            proc.stop()
+            volcano_webhooks.unregister(api)
+            raise impl_base.ImplementationError(f"{err}\n{proc.tail()}") from err
+        return proc
+
+    def _install_crds(self, cluster: base.ClusterHandle) -> None:
+        try:
+            files = volcano_resolve.crd_files(self.version)
+        except errors.ToolchainError as err:
+            raise impl_base.ImplementationError(str(err)) from err
+        ext = kubernetes.client.ApiextensionsV1Api(kube.client(cluster.kubeconfig, cluster.context))
+        names: list[str] = []
+        for path in files:
+            for doc in yaml.safe_load_all(path.read_text()):
+                if not doc or doc.get("kind") != "CustomResourceDefinition":
+                    continue
+                name = doc["metadata"]["name"]
+                names.append(name)
+                try:
+                    ext.create_custom_resource_definition(doc)
+                except kubernetes.client.ApiException as err:
+                    if err.status != 409:
+                        raise impl_base.ImplementationError(f"installing CRD {name} from {path} failed: HTTP {err.status}: {err.body}") from err
+                    # Another implementation's CRD of the same name: Volcano's own replaces it.
+                    doc["metadata"]["resourceVersion"] = ext.read_custom_resource_definition(name).metadata.resource_version
+                    ext.replace_custom_resource_definition(name, doc)
+
+        def established(state: dict[str, dict[str, Any]]) -> bool:
+            return all(
+                any(c.get("type") == "Established" and c.get("status") == "True" for c in (state.get(n, {}).get("status") or {}).get("conditions") or [])
+                for n in names
+            )
+
+        kube.watch_until(ext.list_custom_resource_definition, established, CRD_TIMEOUT_S, f"Volcano CRDs {', '.join(names)} to be Established")
+
+    def health(self) -> str | None:
+        for proc in (self._webhook, self._controller, self._scheduler):
+            if proc is not None and proc.exited():
+                return f"{proc.name} exited with {proc.proc.returncode if proc.proc else '?'}; last log lines:\n{proc.tail()}"
+        return None
+
+    def stop(self) -> None:
+        for proc in (self._scheduler, self._controller, self._webhook):
+            if proc is not None:
+                proc.stop()
+        if self._webhook is not None and self._cluster is not None:
+            try:
+                volcano_webhooks.unregister(kube.client(self._cluster.kubeconfig, self._cluster.context))
+            except Exception as err:  # the cluster may already be gone
+                log.debug("webhook cleanup: %s", err)
+        self._scheduler = self._controller = self._webhook = None
+        self._conf_key = None
+        self._cluster = None
+
+    def logs(self) -> dict[str, pathlib.Path]:
+        return {p.name: p.log_path for p in (self._webhook, self._controller, self._scheduler) if p is not None}

@@ -1,0 +1,61 @@
+"""Where the `volcano` adapter's binaries and CRDs come from.
+
+Binaries: `VCK_VOLCANO_BIN=DIR` when set (prebuilt, used as they are), else the toolchain cache,
+built there from the `volcano.sh/volcano` Go module on first use (minutes: see docs/volcano.md).
+CRDs: `VCK_VOLCANO_CRDS=DIR` when set, else the module's own `config/crd/volcano/bases` and
+`config/crd/jobflow/bases`, read from the Go module cache (the same download the build used).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+from conformance.toolchain import errors, gobuild, install, versions, volcano
+
+CRDS_ENV = "VCK_VOLCANO_CRDS"
+# Upstream: config/crd/volcano/bases (batch, bus, scheduling, nodeinfo, topology) and
+# config/crd/jobflow/bases (the jobflow controller's kinds), as the helm chart installs them.
+CRD_FOLDERS = ("config/crd/volcano/bases", "config/crd/jobflow/bases")
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def binaries(version: str, root: pathlib.Path | None = None, progress: install.Progress = _stderr) -> dict[str, pathlib.Path]:
+    """vc-scheduler, vc-controller-manager and vc-webhook-manager: name -> path."""
+    volcano.check_version(version)
+    names = [n for n, _ in versions.VOLCANO_BINARIES]
+    explicit = os.environ.get(volcano.BIN_ENV)
+    if explicit:
+        return volcano.prebuilt(names, pathlib.Path(explicit).expanduser())
+    # Its own lock: a cluster start (which takes the toolchain's) never waits for this build.
+    resolved = install.install_components(versions.volcano_components(version), source="go", root=root, progress=progress, lock="volcano.lock")
+    return {name: item.path for name, item in resolved.items()}
+
+
+def source_dir(version: str, progress: install.Progress = _stderr) -> pathlib.Path:
+    """The module's source folder in Go's module cache (downloaded if missing)."""
+    # Quietly: the module is usually in Go's cache already and this is a lookup, not a build.
+    env = gobuild.find_go(lambda _: None)
+    module = f"{versions.VOLCANO_MODULE}@{volcano.check_version(version)}"
+    try:
+        proc = subprocess.run([env.go, "mod", "download", "-json", module], env=env.environ(), capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise errors.ToolchainError(f"download {module}", f"`go mod download` did not finish: {err}") from err
+    _, directory = volcano.module_download(proc.stdout or proc.stderr, version)
+    return directory
+
+
+def crd_files(version: str, progress: install.Progress = _stderr) -> list[pathlib.Path]:
+    """Every CRD manifest to install, in a stable order."""
+    explicit = os.environ.get(CRDS_ENV)
+    folders = [pathlib.Path(explicit).expanduser()] if explicit else [source_dir(version, progress) / f for f in CRD_FOLDERS]
+    files = sorted(p for folder in folders if folder.is_dir() for p in folder.glob("*.yaml"))
+    if not files:
+        where = ", ".join(str(f) for f in folders)
+        raise errors.ToolchainError(f"find Volcano {version} CRDs", f"no *.yaml in {where}", f"set {CRDS_ENV} to a folder of Volcano's CRD manifests")
+    return files

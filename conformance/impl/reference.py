@@ -28,7 +28,7 @@ import yaml
 
 from conformance.cluster import base, kube
 from conformance.impl import base as impl_base
-from conformance.impl import processes
+from conformance.impl import crds, processes
 
 log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 60.0
@@ -130,30 +130,7 @@ class Reference:
         return proc
 
     def _install_crds(self, cluster: base.ClusterHandle) -> None:
-        api = kube.client(cluster.kubeconfig, cluster.context)
-        ext = kubernetes.client.ApiextensionsV1Api(api)
-        names = []
-        for path in sorted((package_dir() / "crds").glob("*.yaml")):
-            for doc in yaml.safe_load_all(path.read_text()):
-                if not doc:
-                    continue
-                names.append(doc["metadata"]["name"])
-                try:
-                    ext.create_custom_resource_definition(doc)
-                except kubernetes.client.ApiException as err:
-                    if err.status != 409:
-                        raise impl_base.ImplementationError(f"installing CRD {doc['metadata']['name']} from {path} failed: HTTP {err.status}: {err.body}") from err
-                    current = ext.read_custom_resource_definition(doc["metadata"]["name"])
-                    doc["metadata"]["resourceVersion"] = current.metadata.resource_version
-                    ext.replace_custom_resource_definition(doc["metadata"]["name"], doc)
-
-        def established(state: dict[str, dict[str, Any]]) -> bool:
-            return all(
-                any(c.get("type") == "Established" and c.get("status") == "True" for c in (state.get(n, {}).get("status") or {}).get("conditions") or [])
-                for n in names
-            )
-
-        kube.watch_until(ext.list_custom_resource_definition, established, CRD_TIMEOUT_S, f"CRDs {', '.join(names)} to be Established")
+        crds.install(kube.client(cluster.kubeconfig, cluster.context), sorted((package_dir() / "crds").glob("*.yaml")), "the reference", CRD_TIMEOUT_S)
 
     def health(self) -> str | None:
         for proc in (self._webhook, self._controller, self._scheduler):

@@ -23,12 +23,11 @@ import socket
 import tempfile
 from typing import Any, Mapping
 
-import kubernetes
 import yaml
 
 from conformance.cluster import base, kube
 from conformance.impl import base as impl_base
-from conformance.impl import processes, volcano_webhooks
+from conformance.impl import crds, processes, volcano_webhooks
 from conformance.toolchain import errors, versions, volcano_resolve
 from conformance.toolchain import volcano as volcano_recipe
 
@@ -193,30 +192,7 @@ class Volcano:
             files = volcano_resolve.crd_files(self.version)
         except errors.ToolchainError as err:
             raise impl_base.ImplementationError(str(err)) from err
-        ext = kubernetes.client.ApiextensionsV1Api(kube.client(cluster.kubeconfig, cluster.context))
-        names: list[str] = []
-        for path in files:
-            for doc in yaml.safe_load_all(path.read_text()):
-                if not doc or doc.get("kind") != "CustomResourceDefinition":
-                    continue
-                name = doc["metadata"]["name"]
-                names.append(name)
-                try:
-                    ext.create_custom_resource_definition(doc)
-                except kubernetes.client.ApiException as err:
-                    if err.status != 409:
-                        raise impl_base.ImplementationError(f"installing CRD {name} from {path} failed: HTTP {err.status}: {err.body}") from err
-                    # Another implementation's CRD of the same name: Volcano's own replaces it.
-                    doc["metadata"]["resourceVersion"] = ext.read_custom_resource_definition(name).metadata.resource_version
-                    ext.replace_custom_resource_definition(name, doc)
-
-        def established(state: dict[str, dict[str, Any]]) -> bool:
-            return all(
-                any(c.get("type") == "Established" and c.get("status") == "True" for c in (state.get(n, {}).get("status") or {}).get("conditions") or [])
-                for n in names
-            )
-
-        kube.watch_until(ext.list_custom_resource_definition, established, CRD_TIMEOUT_S, f"Volcano CRDs {', '.join(names)} to be Established")
+        crds.install(kube.client(cluster.kubeconfig, cluster.context), files, f"Volcano {self.version}", CRD_TIMEOUT_S)
 
     def health(self) -> str | None:
         for proc in (self._webhook, self._controller, self._scheduler):

@@ -118,6 +118,8 @@ class _BindWatch:
                     if self._stop.is_set():
                         return
             except Exception:  # a dropped watch: list what is bound, then follow again
+                if self._stop.is_set():
+                    return  # measured already: the cluster going away ended the watch
                 listed = self.core.list_namespaced_pod(self.namespace)
                 for item in listed.items:
                     self._note(self.core.api_client.sanitize_for_serialization(item))

@@ -111,7 +111,20 @@ def _event(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
         found.append(event)
     count = spec.get("count", {"min": 1})
     messages = [e.get("message") for e in found][:3]
-    return Outcome(_count_ok(count, len(found)), f"{len(found)} matching events {messages}; reasons seen: {dict(reasons)}")
+    seen = sum(occurrences(e) for e in found)
+    return Outcome(_count_ok(count, seen), f"{seen} matching occurrences in {len(found)} Event objects {messages}; reasons seen: {dict(reasons)}")
+
+
+def occurrences(event: Mapping[str, Any]) -> int:
+    """How many times an Event object says it happened. Kubernetes' event recorder (client-go's
+    EventCorrelator, used by Volcano) folds repeats of the same reason and message on the same
+    object into one Event and raises its `count` (core/v1) or `series.count` (events.k8s.io), so
+    two evictions announced alike are one object with count 2, not two objects."""
+    series = (event.get("series") or {}).get("count")
+    for value in (event.get("count"), series, event.get("deprecatedCount")):
+        if isinstance(value, int) and value > 0:
+            return value
+    return 1
 
 
 def _object(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:

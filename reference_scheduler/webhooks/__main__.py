@@ -33,9 +33,10 @@ def _queue_lookups(api: kubernetes.client.ApiClient, store: informer.Store) -> t
 
     def queue(name: str) -> Mapping[str, Any] | None:
         found = store.get("", name)
-        if found is not None:
+        if found is not None and (found.get("status") or {}).get("state") == "Open":
             return found
-        # A queue created a moment ago may not have reached the watch yet: ask the API.
+        # A queue created a moment ago may not have reached the watch yet, nor its opening by
+        # the queue controller: ask the API, so a refusal is never due to this cache's lag.
         try:
             return custom.get_cluster_custom_object(*SCHEDULING, "queues", name)
         except kubernetes.client.ApiException as err:

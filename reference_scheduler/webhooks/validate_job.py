@@ -180,7 +180,9 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
     if q is None:
         msg += f' unable to find job queue: queue.scheduling.volcano.sh "{queue_name}" not found;'
     else:
-        state = (q.get("status") or {}).get("state") or "Open"
+        # Volcano's rule: only a queue whose status says Open takes jobs. A queue created a moment
+        # ago has no state until the queue controller opens it, and is refused until then.
+        state = (q.get("status") or {}).get("state") or ""
         if state != "Open":
             msg += f" can only submit job to queue with state `Open`, queue `{queue_name}` status is `{state}`;"
         if queue_name == "root":

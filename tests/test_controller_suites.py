@@ -53,7 +53,7 @@ def test_controller_suites_pass_on_the_reference(tmp_path: pathlib.Path) -> None
 
 # (suite, what is switched off, -k selection of scenarios that depend on it, how many those are)
 BROKEN = [
-    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks", 4),
+    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability", 5),
     ("admission", "defaults", "default-", 5),
     ("lifecycle", "policies", "podfailed-restartjob or podevicted-abortjob or taskcompleted-completejob or exitcode-abortjob", 5),
     ("retry", "ttl", "ttl-deletes", 2),

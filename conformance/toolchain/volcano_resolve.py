@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -42,12 +43,33 @@ def source_dir(version: str, progress: install.Progress = _stderr) -> pathlib.Pa
     # Quietly: the module is usually in Go's cache already and this is a lookup, not a build.
     env = gobuild.find_go(lambda _: None)
     module = f"{versions.VOLCANO_MODULE}@{volcano.check_version(version)}"
+    cached = _cached_source(env, version)
+    if cached is not None:
+        return cached
     try:
         proc = subprocess.run([env.go, "mod", "download", "-json", module], env=env.environ(), capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as err:
         raise errors.ToolchainError(f"download {module}", f"`go mod download` did not finish: {err}") from err
     _, directory = volcano.module_download(proc.stdout or proc.stderr, version)
     return directory
+
+
+def _cached_source(env: gobuild.GoEnv, version: str) -> pathlib.Path | None:
+    """The module's source folder when an earlier download left it in Go's module cache. Go
+    extracts a module there only after checking its sum, so it is used as it is: `go mod download`
+    would ask the module proxy or the checksum database again, and fails where the proxy refuses
+    volcano.sh modules (403) or the machine is offline, although the module is at hand."""
+    try:
+        proc = subprocess.run([env.go, "env", "GOMODCACHE"], env=env.environ(), capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    root = proc.stdout.strip()
+    if proc.returncode != 0 or not root:
+        return None
+    # The cache escapes capital letters as `!` + lower case (golang.org/x/mod/module.EscapePath).
+    escaped = re.sub(r"[A-Z]", lambda m: "!" + m.group().lower(), versions.VOLCANO_MODULE)
+    folder = pathlib.Path(root) / f"{escaped}@{version}"
+    return folder if (folder / "go.mod").is_file() else None
 
 
 def crd_files(version: str, progress: install.Progress = _stderr) -> list[pathlib.Path]:

@@ -7,7 +7,7 @@ import json
 from typing import Any, Callable, Mapping
 
 from reference_scheduler.controllers.job import defaults
-from reference_scheduler.webhooks import mutate_queue, validate_job
+from reference_scheduler.webhooks import mutate_queue, validate_job, validate_queue
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 
@@ -35,7 +35,7 @@ class Handlers:
         self.disabled = disabled
 
     def routes(self) -> dict[str, Handler]:
-        return {"/jobs/mutate": self.mutate_job, "/jobs/validate": self.validate_job, "/queues/mutate": self.mutate_queue}
+        return {"/jobs/mutate": self.mutate_job, "/jobs/validate": self.validate_job, "/queues/mutate": self.mutate_queue, "/queues/validate": self.validate_queue}
 
     def mutate_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
         job = request["object"]
@@ -52,6 +52,12 @@ class Handlers:
             message = validate_job.validate_update(request["oldObject"], request["object"])
         else:
             message = ""
+        return _refused(request["uid"], message) if message else _allowed(request["uid"])
+
+    def validate_queue(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        if "validation" in self.disabled or request.get("operation") not in ("CREATE", "UPDATE"):
+            return _allowed(request["uid"])
+        message = validate_queue.validate(request["object"])
         return _refused(request["uid"], message) if message else _allowed(request["uid"])
 
     def mutate_queue(self, request: Mapping[str, Any]) -> dict[str, Any]:

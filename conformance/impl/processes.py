@@ -10,7 +10,7 @@ import re
 import signal
 import subprocess
 import time
-from typing import IO, Sequence
+from typing import IO, Iterable, Sequence
 
 from conformance.impl import base
 
@@ -66,3 +66,12 @@ class ManagedProcess:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def first_exited(procs: Iterable[ManagedProcess | None]) -> str | None:
+    """What an adapter's health() reports: the first of its processes that exited, with its last
+    log lines; None while all run."""
+    for proc in procs:
+        if proc is not None and proc.exited():
+            return f"{proc.name} exited with {proc.proc.returncode if proc.proc else '?'}; last log lines:\n{proc.tail()}"
+    return None

@@ -133,10 +133,7 @@ class Reference:
         crds.install(kube.client(cluster.kubeconfig, cluster.context), sorted((package_dir() / "crds").glob("*.yaml")), "the reference", CRD_TIMEOUT_S)
 
     def health(self) -> str | None:
-        for proc in (self._webhook, self._controller, self._scheduler):
-            if proc is not None and proc.exited():
-                return f"{proc.name} exited with {proc.proc.returncode if proc.proc else '?'}; last log lines:\n{proc.tail()}"
-        return None
+        return processes.first_exited((self._webhook, self._controller, self._scheduler))
 
     def stop(self) -> None:
         for proc in (self._scheduler, self._controller, self._webhook):

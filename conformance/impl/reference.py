@@ -28,7 +28,7 @@ import yaml
 
 from conformance.cluster import base, kube
 from conformance.impl import base as impl_base
-from conformance.impl import crds, processes
+from conformance.impl import crds, processes, queues
 
 log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 60.0
@@ -122,6 +122,9 @@ class Reference:
             args = [*chaos, "--", sys.executable, *args]
         self._scheduler = self._start("scheduler", args)
         self._conf_key = key
+        # The scheduler creates the default queue and the controller opens it; until then the
+        # webhook refuses Jobs, as Volcano's does.
+        queues.wait_open(kube.client(cluster.kubeconfig, cluster.context))
 
     def _start(self, role: str, args: list[str]) -> processes.ManagedProcess:
         proc = processes.ManagedProcess(f"reference {role}", [sys.executable, *args], self.workdir / f"{role}.log")

@@ -27,7 +27,7 @@ import yaml
 
 from conformance.cluster import base, kube
 from conformance.impl import base as impl_base
-from conformance.impl import crds, processes, volcano_webhooks
+from conformance.impl import crds, processes, queues, volcano_webhooks
 from conformance.toolchain import errors, versions, volcano_resolve
 from conformance.toolchain import volcano as volcano_recipe
 
@@ -116,6 +116,9 @@ class Volcano:
             SCHEDULER_READY,
         )
         self._conf_key = key
+        # vc-scheduler creates the default queue and the queue controller opens it; until then
+        # Volcano's webhook refuses Jobs sent to it.
+        queues.wait_open(kube.client(cluster.kubeconfig, cluster.context))
 
     def _resolve(self) -> None:
         """Binaries (built on first use) and the module's source (CRDs, the chart's admissions)."""

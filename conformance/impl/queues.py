@@ -1,0 +1,52 @@
+"""Waiting for the default queues to be open before a scenario submits anything.
+
+Volcano's job webhook refuses a Job whose queue's status is not `Open` (pkg/webhooks/admission/
+jobs/validate/admit_job.go), and the `default` queue gets its state only once the queue
+controller has seen it: right after an implementation starts, or while a chaos run keeps killing
+its controller, a scenario could otherwise be refused for a reason that is not its own.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import kubernetes
+
+from conformance.impl import base as impl_base
+
+QUEUES = ("scheduling.volcano.sh", "v1beta1", "queues")
+DEFAULT_QUEUES = ("default",)
+OPEN_TIMEOUT_S = 120.0
+
+
+def _open(queue: dict[str, Any] | None) -> bool:
+    return queue is not None and (queue.get("status") or {}).get("state") == "Open"
+
+
+def wait_open(api: kubernetes.client.ApiClient, names: Sequence[str] = DEFAULT_QUEUES, timeout_s: float = OPEN_TIMEOUT_S) -> None:
+    """Return once every named Queue exists with state Open (a list, then a watch from it);
+    ImplementationError with what was seen when the deadline passes."""
+    custom = kubernetes.client.CustomObjectsApi(api)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        listed = custom.list_cluster_custom_object(*QUEUES)
+        state = {q["metadata"]["name"]: q for q in listed.get("items") or []}
+        if all(_open(state.get(n)) for n in names):
+            return
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            seen = {n: ((state.get(n) or {}).get("status") or {}).get("state", "no state") if n in state else "absent" for n in names}
+            raise impl_base.ImplementationError(f"queues {list(names)} were not Open within {timeout_s:.0f}s (states: {seen}); is the queue controller running?")
+        # Follow changes from the list until one could make them all Open; then list again, which
+        # also covers a watch that ended or expired.
+        watcher = kubernetes.watch.Watch()
+        try:
+            for event in watcher.stream(custom.list_cluster_custom_object, *QUEUES, resource_version=listed["metadata"]["resourceVersion"], timeout_seconds=max(1, int(remaining))):
+                obj = event["object"]
+                if event["type"] == "ERROR" or (obj.get("metadata") or {}).get("name") in names and _open(obj):
+                    watcher.stop()
+                    break
+        except kubernetes.client.ApiException as err:
+            if err.status != 410:
+                raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import select
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import kubernetes
 import pytest
 
 from conformance.cluster import base, embedded, kube, nodes, processes
+from conformance.toolchain import cache, install
 
 pytestmark = pytest.mark.cluster
 CLI = [sys.executable, "-m", "conformance.cli"]
@@ -90,32 +92,67 @@ def test_bad_cluster_name_is_refused(tmp_path: pathlib.Path) -> None:
         embedded.EmbeddedBackend(state_root=tmp_path).up("Not_A_Name", nodes.parse("1"))
 
 
-def _wait_for_process(state: pathlib.Path, name: str, proc: subprocess.Popen[str], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if any(p.name == name for p in processes.under(state)):
-            return
-        assert proc.poll() is None, f"vck exited ({proc.returncode}) before {name} started: {proc.stderr.read() if proc.stderr else ''}"
-        time.sleep(0.05)  # polling /proc: a process start has no event to wait on
-    raise AssertionError(f"{name} did not start within {timeout_s}s")
+def _held_toolchain(root: pathlib.Path, held: str) -> tuple[pathlib.Path, pathlib.Path]:
+    """A cache whose `held` component is a script that says it started, through a FIFO, and then
+    blocks until killed; the other components are the real cached ones. Returns the cache folder
+    and the FIFO to read: once it speaks, `up` is certainly still waiting on that component."""
+    real = install.install()
+    root.mkdir(parents=True)
+    started, hold = root / "started.fifo", root / "hold.fifo"
+    os.mkfifo(started)
+    os.mkfifo(hold)
+    for name, resolved in real.items():
+        folder = cache.bin_dir(resolved.component, root)
+        folder.mkdir(parents=True)
+        (folder / "SOURCE").write_text("held for a test\n")
+        if name == held:
+            # The shell itself blocks (opening a FIFO nobody writes), so the process keeps the
+            # cluster's flags on its command line and `down` finds it as it would the real one.
+            script = folder / name
+            # kwokctl asks each binary its version first: that it answers for real.
+            script.write_text(f'#!/bin/sh\ncase "$1" in --version|version) exec {resolved.path} "$@";; esac\necho started > {started}\nread _ < {hold}\n')
+            script.chmod(0o755)
+        else:
+            (folder / name).symlink_to(resolved.path)
+    return root, started
+
+
+def _wait_for_word(fifo: pathlib.Path, proc: subprocess.Popen[str], timeout_s: float = 300) -> None:
+    """Block until the held component writes to the FIFO; fail at once if `vck` exits first.
+    Opened read-write so the open never blocks and the read end never sees end-of-file."""
+    fd = os.open(fifo, os.O_RDWR)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if ready:
+                assert os.read(fd, 64).strip() == b"started"
+                return
+            assert proc.poll() is None, f"vck exited ({proc.returncode}) before the held component started: {proc.communicate()}"
+        raise AssertionError(f"the held component did not start within {timeout_s}s")
+    finally:
+        os.close(fd)
 
 
 @pytest.mark.parametrize("interrupt_when", ["kwokctl", "kube-apiserver", "kube-controller-manager"])
 def test_ctrl_c_during_up_leaves_nothing_behind(tmp_path: pathlib.Path, interrupt_when: str) -> None:
     state = tmp_path / "state"
-    env = {**os.environ, "VCK_STATE_DIR": str(state)}
+    root, started = _held_toolchain(tmp_path / "cache", interrupt_when)
+    env = {**os.environ, "VCK_STATE_DIR": str(state), "VCK_CACHE_DIR": str(root)}
     proc = subprocess.Popen([*CLI, "cluster", "up", "--name", "vck-int"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     try:
-        _wait_for_process(state, interrupt_when, proc)
+        _wait_for_word(started, proc)
+        assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    # Each of these processes starts well before `up` can finish (nodes come after all of them).
+        left = processes.under(state)
+        processes.stop(left)
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
-    assert processes.under(state) == []
+    assert left == []
     assert not (state / "vck-int").exists()
 
 

@@ -5,42 +5,15 @@ ends the same way when the controller is killed and restarted at random moments.
 from __future__ import annotations
 
 import collections
-import json
-import os
 import pathlib
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 
-from conformance.scenario import loader
+from tests.suite_runs import assert_broken_build_fails, explain, replicas_by_job, vck_run, verdicts
 
 pytestmark = pytest.mark.cluster
-REPO = pathlib.Path(__file__).resolve().parent.parent
 SUITES = "admission,lifecycle,retry,dependson,elastic,suspend,queue-state,plugins,native"
-# Broken windows fail sooner: a third of every window is plenty on the embedded cluster.
-BROKEN_TIME_SCALE = "0.35"
-
-
-def vck_run(tmp_path: pathlib.Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    reports = tmp_path / "reports"
-    proc = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "run", "--reports", str(reports), "--run-id", "run", *args],
-        cwd=REPO, env={**os.environ, "VCK_STATE_DIR": str(tmp_path / "state"), **(env or {})},
-        capture_output=True, text=True, timeout=1500, stdin=subprocess.DEVNULL,
-    )
-    report = reports / "run" / "report.json"
-    assert report.exists(), f"no report written\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    return proc, json.loads(report.read_text())
-
-
-def verdicts(report: dict[str, Any]) -> dict[str, str]:
-    return {s["id"]: s["status"] for s in report["scenarios"]}
-
-
-def explain(report: dict[str, Any]) -> str:
-    return json.dumps([(s["id"], s["status"], s["reason"]) for s in report["scenarios"] if s["status"] != "passed"], indent=1, ensure_ascii=False)
 
 
 def test_controller_suites_pass_on_the_reference(tmp_path: pathlib.Path) -> None:
@@ -69,14 +42,7 @@ BROKEN = [
 
 @pytest.mark.parametrize(("suite", "feature", "selection", "count"), BROKEN, ids=[f"{s}-without-{f}" for s, f, _, _ in BROKEN])
 def test_suite_fails_without_its_feature(tmp_path: pathlib.Path, suite: str, feature: str, selection: str, count: int) -> None:
-    proc, report = vck_run(tmp_path, "--suite", suite, "-k", selection, "--impl", f"reference:broken={feature}", "--time-scale", BROKEN_TIME_SCALE)
-    statuses = verdicts(report)
-    assert len(statuses) == count, f"the selection {selection!r} picked {sorted(statuses)}"
-    assert set(statuses.values()) == {"failed"}, f"with {feature} off these should all fail: {statuses}"
-    assert proc.returncode == 1 and "NOT CERTIFIED" in proc.stdout
-    for scenario in report["scenarios"]:
-        failed = [c for c in scenario["checks"] if not c["passed"]]
-        assert scenario["reason"] and all(c["expected"] and c["observed"] for c in failed), scenario
+    assert_broken_build_fails(tmp_path, suite, feature, selection, count)
 
 
 # Evictions are edge events (a pod's deletion): one that happens while the controller is down is
@@ -94,22 +60,6 @@ def final_job_phases(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 jobs[entry["name"]] = None if entry["event"] == "DELETED" else entry["summary"].get("phase")
         out[scenario["id"]] = jobs
     return out
-
-
-def volcano_jobs(scenario_id: str) -> dict[str, dict[str, Any]]:
-    """The Volcano Job manifests a scenario's steps apply, by name."""
-    scenarios, _ = loader.load_tree([REPO / "scenarios"])
-    sc = next(s for s in scenarios if s.id == scenario_id)
-    out: dict[str, dict[str, Any]] = {}
-    for step in sc.steps:
-        manifest = step.spec if step.action == "apply" else None
-        if isinstance(manifest, dict) and manifest.get("kind") == "Job" and manifest.get("apiVersion", "").startswith("batch.volcano.sh"):
-            out[manifest["metadata"]["name"]] = manifest
-    return out
-
-
-def replicas_by_job(scenario_id: str) -> dict[str, int]:
-    return {name: sum(int(t.get("replicas", 0)) for t in job["spec"]["tasks"]) for name, job in volcano_jobs(scenario_id).items()}
 
 
 def most_live_pods(scenario: dict[str, Any]) -> dict[str, int]:

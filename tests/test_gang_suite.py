@@ -3,36 +3,30 @@ with a readable reason, on the same implementation with the gang plugin switched
 
 from __future__ import annotations
 
-import json
-import os
 import pathlib
 import subprocess
-import sys
+from typing import Any
 
 import pytest
 
+from tests.suite_runs import explain, vck_run, verdicts
+
 pytestmark = pytest.mark.cluster
-REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
-def _vck_run(tmp_path: pathlib.Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
-    reports = tmp_path / "reports"
-    env = {**os.environ, "VCK_STATE_DIR": str(tmp_path / "state")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "run", "--suite", "gang", "--reports", str(reports), "--run-id", "run", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
-    )
-    report = reports / "run" / "report.json"
-    assert report.exists(), f"no report written\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    assert (reports / "run" / "junit.xml").exists() and (reports / "run" / "index.html").exists()
-    assert (reports / "latest").resolve() == (reports / "run").resolve()
-    return proc, json.loads(report.read_text())
+def _vck_run(tmp_path: pathlib.Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """The gang suite, checking the run wrote all three report files and pointed `latest` at them."""
+    proc, report = vck_run(tmp_path, "--suite", "gang", *args, timeout_s=900)
+    run = tmp_path / "reports" / "run"
+    assert (run / "junit.xml").exists() and (run / "index.html").exists()
+    assert (tmp_path / "reports" / "latest").resolve() == run.resolve()
+    return proc, report
 
 
 def test_gang_suite_passes_on_the_reference(tmp_path: pathlib.Path) -> None:
     proc, report = _vck_run(tmp_path)
-    statuses = {s["id"]: s["status"] for s in report["scenarios"]}
-    assert statuses and set(statuses.values()) == {"passed"}, json.dumps([(s["id"], s["status"], s["reason"]) for s in report["scenarios"]], indent=1)
+    statuses = verdicts(report)
+    assert statuses and set(statuses.values()) == {"passed"}, explain(report)
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert "CERTIFIED" in proc.stdout and report["summary"]["certified"] is True
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_controller_suites import BROKEN_TIME_SCALE, explain, replicas_by_job, vck_run, verdicts, volcano_jobs
+from tests.suite_runs import assert_broken_build_fails, explain, replicas_by_job, vck_run, verdicts, volcano_jobs
 
 pytestmark = pytest.mark.cluster
 SUITES = "queue,predicates,enqueue,preempt,reclaim,elastic-sharing,binpack,nodeorder,backfill,sla,task-topology,drf,devices,hypernode,gpu-aware,numa,gpu-podaffinity,operators"
@@ -57,11 +57,7 @@ BROKEN = [
 
 @pytest.mark.parametrize(("suite", "plugin", "selection", "count"), BROKEN, ids=[f"{s}-without-{p}" for s, p, _, _ in BROKEN])
 def test_suite_fails_without_its_plugin(tmp_path: pathlib.Path, suite: str, plugin: str, selection: str, count: int) -> None:
-    proc, report = vck_run(tmp_path, "--suite", suite, "-k", selection, "--impl", f"reference:broken={plugin}", "--time-scale", BROKEN_TIME_SCALE)
-    statuses = verdicts(report)
-    assert len(statuses) == count, f"the selection {selection!r} picked {sorted(statuses)}"
-    assert set(statuses.values()) == {"failed"}, f"without {plugin} these should all fail: {statuses}"
-    assert proc.returncode == 1
+    assert_broken_build_fails(tmp_path, suite, plugin, selection, count)
 
 
 def min_available_by_job(scenario_id: str) -> dict[str, int]:

@@ -13,7 +13,7 @@ import pathlib
 
 import pytest
 
-from tests.test_controller_suites import explain, vck_run, verdicts
+from tests.suite_runs import explain, vck_run, verdicts
 
 pytestmark = [
     pytest.mark.cluster,

@@ -1,0 +1,73 @@
+"""Running `vck run` from a test and reading what it wrote: the helpers every suite test shares.
+
+A suite test runs the real CLI in a subprocess (its own embedded cluster under the test's tmp
+folder) and judges the report.json it writes, as a user's CI would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+from typing import Any
+
+from conformance.scenario import loader
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+# Broken builds fail sooner with shorter windows: a third of every window is plenty on the
+# embedded cluster, and a window cut too short could only make a broken build fail, never pass.
+BROKEN_TIME_SCALE = "0.35"
+
+
+def vck_run(tmp_path: pathlib.Path, *args: str, env: dict[str, str] | None = None, timeout_s: float = 1500) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`vck run ARGS` with reports under tmp_path/reports/run; the process and the parsed report."""
+    reports = tmp_path / "reports"
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "run", "--reports", str(reports), "--run-id", "run", *args],
+        cwd=REPO, env={**os.environ, "VCK_STATE_DIR": str(tmp_path / "state"), **(env or {})},
+        capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
+    )
+    report = reports / "run" / "report.json"
+    assert report.exists(), f"no report written\nstdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    return proc, json.loads(report.read_text())
+
+
+def verdicts(report: dict[str, Any]) -> dict[str, str]:
+    return {s["id"]: s["status"] for s in report["scenarios"]}
+
+
+def explain(report: dict[str, Any]) -> str:
+    """The scenarios that did not pass, with their reasons: the message of a failed assertion."""
+    return json.dumps([(s["id"], s["status"], s["reason"]) for s in report["scenarios"] if s["status"] != "passed"], indent=1, ensure_ascii=False)
+
+
+def assert_broken_build_fails(tmp_path: pathlib.Path, suite: str, feature: str, selection: str, count: int) -> None:
+    """`reference:broken=FEATURE` must fail every scenario of the selection (and exactly `count` are
+    selected, so a renamed scenario cannot silently drop out), each with a reason and every failed
+    check saying what was expected and what was observed."""
+    proc, report = vck_run(tmp_path, "--suite", suite, "-k", selection, "--impl", f"reference:broken={feature}", "--time-scale", BROKEN_TIME_SCALE)
+    statuses = verdicts(report)
+    assert len(statuses) == count, f"the selection {selection!r} picked {sorted(statuses)}"
+    assert set(statuses.values()) == {"failed"}, f"with {feature} off these should all fail: {explain(report)}"
+    assert proc.returncode == 1 and "NOT CERTIFIED" in proc.stdout
+    for scenario in report["scenarios"]:
+        failed = [c for c in scenario["checks"] if not c["passed"]]
+        assert scenario["reason"] and failed and all(c["expected"] and c["observed"] for c in failed), scenario
+
+
+def volcano_jobs(scenario_id: str) -> dict[str, dict[str, Any]]:
+    """The Volcano Job manifests a scenario's steps apply, by name."""
+    scenarios, _ = loader.load_tree([REPO / "scenarios"])
+    sc = next(s for s in scenarios if s.id == scenario_id)
+    out: dict[str, dict[str, Any]] = {}
+    for step in sc.steps:
+        manifest = step.spec if step.action == "apply" else None
+        if isinstance(manifest, dict) and manifest.get("kind") == "Job" and manifest.get("apiVersion", "").startswith("batch.volcano.sh"):
+            out[manifest["metadata"]["name"]] = manifest
+    return out
+
+
+def replicas_by_job(scenario_id: str) -> dict[str, int]:
+    return {name: sum(int(t.get("replicas", 0)) for t in job["spec"]["tasks"]) for name, job in volcano_jobs(scenario_id).items()}

@@ -2,10 +2,16 @@
 
 Each store lists once, then follows a watch from that resourceVersion, and lists again when the
 watch expires. Every change sets a shared `changed` event so the loops react promptly.
+
+A loop records its own writes at once (`put`). Such a write can be answered after the watch has
+already reported the object deleted (a PodGroup status written while the scenario's cleanup
+deletes it, a pod evicted and gone before the eviction is noted): the store remembers recent
+deletions, so a late write never brings a deleted object back to haunt later cycles.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import threading
@@ -16,6 +22,8 @@ import kubernetes
 log = logging.getLogger(__name__)
 Key = tuple[str, str]
 WATCH_TIMEOUT_S = 30
+# How many recent deletions a store remembers: far more than can be in flight at once.
+TOMBSTONES = 10000
 
 
 class Store:
@@ -31,6 +39,8 @@ class Store:
         self.changed = changed
         self.lock = threading.Lock()
         self.items: dict[Key, dict[str, Any]] = {}
+        # Deleted keys and the resourceVersion they were deleted at, oldest first.
+        self._deleted: collections.OrderedDict[Key, int] = collections.OrderedDict()
         self.synced = threading.Event()
         self._stop = threading.Event()
 
@@ -53,12 +63,26 @@ class Store:
             self.items.pop((namespace, name), None)
 
     def put(self, obj: dict[str, Any]) -> None:
-        """Record our own write at once, so the next cycle does not act on a stale copy."""
+        """Record our own write at once, so the next cycle does not act on a stale copy; unless the
+        object was deleted since that copy was made (an object created again under the same name
+        has a newer resourceVersion and is taken)."""
         meta = obj["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        version = int(meta.get("resourceVersion", 0))
         with self.lock:
-            current = self.items.get((meta.get("namespace", ""), meta["name"]))
-            if current is None or int(meta.get("resourceVersion", 0)) >= int(current["metadata"].get("resourceVersion", 0)):
-                self.items[(meta.get("namespace", ""), meta["name"])] = obj
+            deleted_at = self._deleted.get(key)
+            if deleted_at is not None and version <= deleted_at:
+                return
+            current = self.items.get(key)
+            if current is None or version >= int(current["metadata"].get("resourceVersion", 0)):
+                self.items[key] = obj
+
+    def _forget_deleted(self, key: Key, version: int) -> None:
+        """Remember a deletion (lock held), forgetting the oldest beyond TOMBSTONES."""
+        self._deleted[key] = version
+        self._deleted.move_to_end(key)
+        while len(self._deleted) > TOMBSTONES:
+            self._deleted.popitem(last=False)
 
     def _apply(self, kind: str, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
@@ -66,6 +90,7 @@ class Store:
         with self.lock:
             if kind == "DELETED":
                 self.items.pop(key, None)
+                self._forget_deleted(key, int(meta.get("resourceVersion", 0)))
             else:
                 self.items[key] = obj
         if kind == "DELETED" and self.on_delete is not None:
@@ -78,9 +103,13 @@ class Store:
             try:
                 if version is None:
                     data = json.loads(self.lister(_preload_content=False).data)
-                    with self.lock:
-                        self.items = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in data.get("items") or []}
                     version = data["metadata"]["resourceVersion"]
+                    with self.lock:
+                        listed = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in data.get("items") or []}
+                        # What the list no longer has was deleted while no watch was following.
+                        for key in self.items.keys() - listed.keys():
+                            self._forget_deleted(key, int(version))
+                        self.items = listed
                     self.synced.set()
                     self.changed.set()
                 watcher = kubernetes.watch.Watch()

@@ -77,7 +77,7 @@ class Store:
             if current is None or version >= int(current["metadata"].get("resourceVersion", 0)):
                 self.items[key] = obj
 
-    def _forget_deleted(self, key: Key, version: int) -> None:
+    def _remember_deletion(self, key: Key, version: int) -> None:
         """Remember a deletion (lock held), forgetting the oldest beyond TOMBSTONES."""
         self._deleted[key] = version
         self._deleted.move_to_end(key)
@@ -90,7 +90,7 @@ class Store:
         with self.lock:
             if kind == "DELETED":
                 self.items.pop(key, None)
-                self._forget_deleted(key, int(meta.get("resourceVersion", 0)))
+                self._remember_deletion(key, int(meta.get("resourceVersion", 0)))
             else:
                 self.items[key] = obj
         if kind == "DELETED" and self.on_delete is not None:
@@ -108,7 +108,7 @@ class Store:
                         listed = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in data.get("items") or []}
                         # What the list no longer has was deleted while no watch was following.
                         for key in self.items.keys() - listed.keys():
-                            self._forget_deleted(key, int(version))
+                            self._remember_deletion(key, int(version))
                         self.items = listed
                     self.synced.set()
                     self.changed.set()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import shutil
+from typing import Iterator
 
+import kubernetes
 import pytest
+
+from conformance.cluster import base, embedded, kube, nodes
 
 # Deliberately broken scenario files for the loader's tests: never collected as scenarios.
 collect_ignore = ["data"]
@@ -37,3 +42,23 @@ def path_without_go(tmp_path: pathlib.Path) -> str:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False, help="rewrite golden output files from what was observed")
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnCluster:
+    """A one-node embedded cluster that only its module's tests use: no implementation runs in it
+    (the worker's session cluster may run the reference, started by tests that run scenarios)."""
+
+    handle: base.ClusterHandle
+    state_dir: pathlib.Path
+    api: kubernetes.client.ApiClient
+
+
+@pytest.fixture(scope="module")
+def own_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnCluster]:
+    backend = embedded.EmbeddedBackend(state_root=pathlib.Path(tmp_path_factory.mktemp("own")), progress=lambda _: None)
+    handle = backend.up("vck-own", nodes.parse("1"))
+    try:
+        yield OwnCluster(handle, backend.state_dir("vck-own"), kube.client(handle.kubeconfig, handle.context))
+    finally:
+        backend.down("vck-own")

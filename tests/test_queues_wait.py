@@ -10,29 +10,22 @@ from __future__ import annotations
 
 import logging
 import os
-import pathlib
 from typing import Iterator
 
 import kubernetes
 import pytest
 
-from conformance.cluster import embedded, kube, nodes
 from conformance.impl import crds, queues, reference
+from tests.conftest import OwnCluster
 
 pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture(scope="module")
-def bare_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[kubernetes.client.ApiClient]:
-    """An embedded cluster with Volcano's CRDs and no implementation: nothing opens a queue."""
-    backend = embedded.EmbeddedBackend(state_root=pathlib.Path(tmp_path_factory.mktemp("queues")), progress=lambda _: None)
-    handle = backend.up("vck-queues", nodes.parse("1"))
-    try:
-        api = kube.client(handle.kubeconfig, handle.context)
-        crds.install(api, sorted((reference.package_dir() / "crds").glob("*.yaml")), "the reference")
-        yield api
-    finally:
-        backend.down("vck-queues")
+def bare_api(own_cluster: OwnCluster) -> kubernetes.client.ApiClient:
+    """A cluster with Volcano's CRDs and no implementation: nothing opens a queue."""
+    crds.install(own_cluster.api, sorted((reference.package_dir() / "crds").glob("*.yaml")), "the reference")
+    return own_cluster.api
 
 
 @pytest.fixture

@@ -2,12 +2,36 @@
 
 from __future__ import annotations
 
+import urllib.parse
+from typing import Any
+
 import kubernetes
 
 
 # Each watch holds a connection for its life and binds run on several threads: the client's
 # default pool (5 per CPU) would be exhausted and warn "Connection pool is full" on every call.
 POOL_SIZE = 32
+
+# (connect, read) seconds for every call that is not a watch. The client's own default is to wait
+# forever: a connection that hangs without being closed (a partitioned node, a stopped API server)
+# would stall a scheduling cycle or a reconcile loop for good. The read bound is longer than the
+# API server's own request timeout (60 s), so a slow but live server still answers first.
+REQUEST_TIMEOUT_S: tuple[float, float] = (10.0, 90.0)
+
+
+def is_watch(url: str) -> bool:
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+    return any(v.lower() in ("true", "1") for v in query.get("watch", []))
+
+
+class BoundedApiClient(kubernetes.client.ApiClient):
+    """An ApiClient whose calls, watches excepted, give up after REQUEST_TIMEOUT_S unless the
+    caller names its own timeout. A watch is bounded by its server-side timeoutSeconds instead."""
+
+    def call_api(self, method: str, url: str, header_params: Any = None, body: Any = None, post_params: Any = None, _request_timeout: Any = None) -> Any:
+        if _request_timeout is None and not is_watch(url):
+            _request_timeout = REQUEST_TIMEOUT_S
+        return super().call_api(method, url, header_params=header_params, body=body, post_params=post_params, _request_timeout=_request_timeout)
 
 
 def api_client(kubeconfig: str | None) -> kubernetes.client.ApiClient:
@@ -17,4 +41,4 @@ def api_client(kubeconfig: str | None) -> kubernetes.client.ApiClient:
     else:
         kubernetes.config.load_incluster_config(client_configuration=configuration)
     configuration.connection_pool_maxsize = POOL_SIZE
-    return kubernetes.client.ApiClient(configuration)
+    return BoundedApiClient(configuration)

@@ -17,6 +17,8 @@ from typing import Any, Sequence
 
 import kubernetes
 
+from conformance.cluster import base, kube
+
 log = logging.getLogger(__name__)
 
 QUEUES = ("scheduling.volcano.sh", "v1beta1", "queues")
@@ -56,3 +58,16 @@ def wait_open(api: kubernetes.client.ApiClient, names: Sequence[str] = DEFAULT_Q
         except kubernetes.client.ApiException as err:
             if err.status != 410:
                 raise
+
+
+class DefaultQueueWait:
+    """The adapters' wait for the default queues, done once per cluster: once Open they stay Open
+    (a conf switch restarts the scheduler, not the queue controller's work)."""
+
+    def __init__(self) -> None:
+        self._waited: base.ClusterHandle | None = None
+
+    def __call__(self, cluster: base.ClusterHandle) -> None:
+        if self._waited != cluster:
+            wait_open(kube.client(cluster.kubeconfig, cluster.context))
+            self._waited = cluster

@@ -80,8 +80,7 @@ class Reference:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._cluster: base.ClusterHandle | None = None
         self._conf_key: str | None = None
-        # The cluster whose default queue was last waited for: once Open it stays Open.
-        self._queues_waited: base.ClusterHandle | None = None
+        self._wait_default_queues = queues.DefaultQueueWait()
         self._controller: processes.ManagedProcess | None = None
         self._scheduler: processes.ManagedProcess | None = None
         self._webhook: processes.ManagedProcess | None = None
@@ -127,9 +126,8 @@ class Reference:
         # The scheduler creates the default queue and the controller opens it; until then the
         # webhook refuses Jobs, as Volcano's does. A build without the queue controller would only
         # spend the whole deadline: nothing is going to open it.
-        if self._queues_waited != cluster and "queue" not in self.broken:
-            queues.wait_open(kube.client(cluster.kubeconfig, cluster.context))
-            self._queues_waited = cluster
+        if "queue" not in self.broken:
+            self._wait_default_queues(cluster)
 
     def _start(self, role: str, args: list[str]) -> processes.ManagedProcess:
         proc = processes.ManagedProcess(f"reference {role}", [sys.executable, *args], self.workdir / f"{role}.log")

@@ -74,8 +74,7 @@ class Volcano:
         self._cluster: base.ClusterHandle | None = None
         self._kubeconfig: pathlib.Path | None = None
         self._conf_key: str | None = None
-        # The cluster whose default queue was last waited for: once Open it stays Open.
-        self._queues_waited: base.ClusterHandle | None = None
+        self._wait_default_queues = queues.DefaultQueueWait()
         self._webhook: processes.ManagedProcess | None = None
         self._controller: processes.ManagedProcess | None = None
         self._scheduler: processes.ManagedProcess | None = None
@@ -120,9 +119,7 @@ class Volcano:
         self._conf_key = key
         # vc-scheduler creates the default queue and the queue controller opens it; until then
         # Volcano's webhook refuses Jobs sent to it.
-        if self._queues_waited != cluster:
-            queues.wait_open(kube.client(cluster.kubeconfig, cluster.context))
-            self._queues_waited = cluster
+        self._wait_default_queues(cluster)
 
     def _resolve(self) -> None:
         """Binaries (built on first use) and the module's source (CRDs, the chart's admissions)."""

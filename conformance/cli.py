@@ -12,7 +12,7 @@ import pathlib
 from conformance import api, scaffold
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
-from conformance.report import score
+from conformance.report import score, timing
 from conformance.scenario import validate
 from conformance.toolchain import errors, install, versions
 
@@ -104,6 +104,8 @@ def _run(args: argparse.Namespace) -> int:
           f"MUST {overall.must_passed}/{overall.must_claimed}; score {percent}; wall time {outcome.run.metadata.wall_time_s:.0f}s")
     for suite, tally in score.by_suite(outcome.run).items():
         print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + (f", failed {tally.failed}" if tally.failed else "") + (f", error {tally.error}" if tally.error else ""))
+    if args.verbose:
+        print(timing.text(outcome.run))
     print(f"reports: {outcome.report_dir}/index.html, report.json, junit.xml")
     return 0 if outcome.certified else 1
 

@@ -47,6 +47,7 @@ def scenario_from_dict(d: Mapping[str, Any]) -> results.ScenarioResult:
         timeline=tuple(results.TimelineEntry(**t) for t in d.get("timeline", ())),
         missing_capabilities=tuple(d.get("missing_capabilities", ())),
         figures=dict(d.get("figures", {})),
+        phases_s=dict(d.get("phases_s", {})),
     )
 
 

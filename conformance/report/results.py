@@ -72,6 +72,20 @@ class ScenarioResult:
     missing_capabilities: tuple[str, ...] = ()
     # Named figures a scenario reports (for example fragmentation with a plugin on and off).
     figures: dict[str, float] = dataclasses.field(default_factory=dict)
+    # Where the duration went, in seconds: the kit's own work (PHASES_OVERHEAD) and the scenario's
+    # body (its setup objects, steps and windows), so a slow run shows what to cut.
+    phases_s: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    @property
+    def overhead_s(self) -> float:
+        return sum(v for k, v in self.phases_s.items() if k in PHASES_OVERHEAD)
+
+
+# The phases of a scenario run that are the kit's cost, not the scenario's: shaping nodes, having
+# the implementation run the scenario's conf, making device objects, a namespace, starting the
+# observer, and cleaning up.
+PHASES_OVERHEAD = ("nodes", "implementation", "devices", "namespace", "observer", "cleanup")
+PHASE_BODY = "body"
 
 
 @dataclasses.dataclass(frozen=True)

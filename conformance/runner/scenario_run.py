@@ -7,9 +7,11 @@ implementation process is a failure.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import traceback
+from typing import Iterator
 
 import kubernetes
 
@@ -24,6 +26,21 @@ log = logging.getLogger(__name__)
 # Every scenario sees these kinds; more could be added per scenario. HyperNode and Numatopology
 # are watched where their CRDs are served (a kind that is not served is simply empty).
 OBSERVED_KINDS = ("Pod", "PodGroup", "Job", "Queue", "Node", "Event", "Service", "ConfigMap", "Secret", "NetworkPolicy", "Command", "HyperNode", "Numatopology")
+
+
+class PhaseClock:
+    """Seconds spent in each named phase of one scenario run (a phase entered twice adds up)."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            self.spent[name] = round(self.spent.get(name, 0.0) + time.monotonic() - began, 3)
 
 
 def _result(sc: models.Scenario, status: results.Status, reason: str, started: float, **extra: object) -> results.ScenarioResult:
@@ -47,33 +64,30 @@ def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
     missing = sorted(sc.capabilities() - ctx.implementation.capabilities())
     if missing:
         return _result(sc, results.Status.NOT_CLAIMED, f"not claimed by {ctx.implementation.name}: {', '.join(missing)}", started, missing_capabilities=tuple(missing))
+    clock = PhaseClock()
     try:
-        ctx.prepare_nodes(sc.nodes, sc.profile)
-        ctx.implementation.ensure(ctx.cluster, sc.scheduler)
-        ctx.prepare_devices(sc.profile)
-        namespace = ctx.new_namespace(sc.id)
+        with clock.phase("nodes"):
+            ctx.prepare_nodes(sc.nodes, sc.profile)
+        with clock.phase("implementation"):
+            ctx.implementation.ensure(ctx.cluster, sc.scheduler)
+        with clock.phase("devices"):
+            ctx.prepare_devices(sc.profile)
+        with clock.phase("namespace"):
+            namespace = ctx.new_namespace(sc.id)
     except Exception as err:
         log.debug("setup of %s failed", sc.id, exc_info=True)
-        return _result(sc, results.Status.ERROR, f"the kit could not prepare the scenario: {err.__class__.__name__}: {err}", started)
+        return _result(sc, results.Status.ERROR, f"the kit could not prepare the scenario: {err.__class__.__name__}: {err}", started, phases_s=clock.spent)
     rec = recorder.Recorder(ctx.client, namespace, [resources.lookup(k) for k in OBSERVED_KINDS])
     step_ctx = steps.StepContext(ctx.client, namespace, rec, ctx.time_scale, reconfigure=lambda conf: ctx.implementation.ensure(ctx.cluster, conf))
     checks: list[results.Check] = []
     status, reason = results.Status.PASSED, ""
     try:
-        rec.start()
-        for manifest in sc.setup:
-            steps.apply(step_ctx, manifest, None, "setup")
-        try:
-            for step in sc.steps:
-                check = steps.run(step_ctx, step)
-                if check is not None:
-                    checks.append(check)
-            for exp in sc.expect:
-                checks.append(judge.expectation(rec, exp, ctx.time_scale))
-        except steps.StepFailed as err:
-            if err.check is not None:
-                checks.append(err.check)
-            status, reason = results.Status.FAILED, str(err)
+        with clock.phase("observer"):
+            rec.start()
+        with clock.phase(results.PHASE_BODY):
+            failure = _play(sc, step_ctx, rec, ctx.time_scale, checks)
+        if failure is not None:
+            status, reason = results.Status.FAILED, failure
         crashed = ctx.implementation.health()
         failed = [c for c in checks if not c.passed]
         if crashed:
@@ -91,16 +105,36 @@ def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
         log.debug("scenario %s errored", sc.id, exc_info=True)
         status, reason = results.Status.ERROR, f"the kit failed: {err.__class__.__name__}: {err}\n{traceback.format_exc(limit=3)}"
     finally:
-        rec.stop()
-        timeline = rec.timeline()
-        if any(step.action == "node" for step in sc.steps):
-            # The scenario cordoned, tainted or deleted nodes: the next one gets fresh nodes.
-            ctx.forget_nodes()
-        try:
-            ctx.delete_namespace(namespace)
-            for kind, name in step_ctx.created_cluster_objects:
-                ctx.client.delete(kind, name, None)
-        except Exception as err:
-            if status is not results.Status.ERROR:
-                log.warning("cleanup after %s failed: %s", sc.id, err)
-    return _result(sc, status, reason, started, checks=tuple(checks), timeline=timeline, figures=dict(step_ctx.figures))
+        with clock.phase("cleanup"):
+            rec.stop()
+            timeline = rec.timeline()
+            if any(step.action == "node" for step in sc.steps):
+                # The scenario cordoned, tainted or deleted nodes: the next one gets fresh nodes.
+                ctx.forget_nodes()
+            try:
+                ctx.delete_namespace(namespace)
+                for kind, name in step_ctx.created_cluster_objects:
+                    ctx.client.delete(kind, name, None)
+            except Exception as err:
+                if status is not results.Status.ERROR:
+                    log.warning("cleanup after %s failed: %s", sc.id, err)
+    return _result(sc, status, reason, started, checks=tuple(checks), timeline=timeline, figures=dict(step_ctx.figures), phases_s=clock.spent)
+
+
+def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Recorder, time_scale: float, checks: list[results.Check]) -> str | None:
+    """Apply the setup objects, run the steps, then judge the expectations, appending each check;
+    the reason when a step made the scenario fail (None otherwise)."""
+    for manifest in sc.setup:
+        steps.apply(step_ctx, manifest, None, "setup")
+    try:
+        for step in sc.steps:
+            check = steps.run(step_ctx, step)
+            if check is not None:
+                checks.append(check)
+        for exp in sc.expect:
+            checks.append(judge.expectation(rec, exp, time_scale))
+    except steps.StepFailed as err:
+        if err.check is not None:
+            checks.append(err.check)
+        return str(err)
+    return None

@@ -17,11 +17,13 @@ from typing import IO, Any, Iterable, Sequence
 import jsonschema
 import yaml
 
-from conformance.scenario import models, profiles
+from conformance.scenario import models, profiles, semantics
 
 log = logging.getLogger(__name__)
 SCHEMA_PATH = pathlib.Path(__file__).with_name("scenario.schema.json")
 Path = tuple[Any, ...]
+ERROR = "error"
+WARNING = "warning"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,9 +33,16 @@ class Problem:
     line: int  # 1-based; 0 when unknown
     message: str
     column: int = 0
+    severity: str = ERROR  # a WARNING is shown but refuses nothing
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == ERROR
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
+        if not self.is_error:
+            where += f": {self.severity}"
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
 
@@ -168,7 +177,8 @@ def _message(err: jsonschema.ValidationError) -> tuple[list[Any], str]:
             return path, f"expected a duration such as 30s, 500ms, 2m or 1.5h, got {_got(value)}"
         return path, f"{_got(value)} does not have the expected form ({sch.get('description') or err.validator_value})"
     if validator == "enum":
-        return path, f"expected one of {', '.join(map(str, err.validator_value))}, got {_got(value)}"
+        hint = semantics.closest(value, [str(v) for v in err.validator_value]) if isinstance(value, str) else ""
+        return path, f"expected one of {', '.join(map(str, err.validator_value))}, got {_got(value)}{hint}"
     if validator in ("minimum", "maximum"):
         return path, f"expected a number {'>=' if validator == 'minimum' else '<='} {err.validator_value}, got {_got(value)}"
     if validator in ("minItems", "minLength", "minProperties"):
@@ -197,6 +207,15 @@ def _profile_problems(doc: dict[str, Any], pos: _Positions, name: str) -> list[P
     return [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in profiles.problems(doc, plain)]
 
 
+def _semantic_problems(doc: dict[str, Any], pos: _Positions, name: str) -> list[Problem]:
+    """What the document means that its shape cannot say (conformance.scenario.semantics)."""
+    out = []
+    for found in semantics.findings(doc):
+        line, column = pos.line(found.path)
+        out.append(Problem(name, format_path(found.path), line, found.message, column, WARNING if found.warning else ERROR))
+    return sorted(out, key=lambda p: (p.line, p.column))
+
+
 # --- loading ------------------------------------------------------------------------------------------
 def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> models.Scenario:
     """The scenario in `stream`; ScenarioError listing every problem found."""
@@ -211,6 +230,7 @@ def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
         raise ScenarioError([*problems, Problem(name, "", 1, f"expected a mapping with id, suite, title, level, cites and steps, got {type(doc).__name__}")])
     problems += _schema_problems(doc, pos, name)
     problems += _profile_problems(doc, pos, name)
+    problems += _semantic_problems(doc, pos, name)
     if not problems:
         problems += [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in models.measure_problems(doc)]
     if not problems and folder_suite is not None and doc.get("suite") != folder_suite:

@@ -1,0 +1,145 @@
+"""What a scenario means, checked at load time: the rules the JSON Schema cannot say (it owns the
+shapes). Each check reads the document defensively, so it runs beside the schema's own problems and
+a file's every problem is reported at once; a part of the wrong shape is left to the schema.
+
+A finding is (path in the document, message); the loader adds the file and the line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from typing import Any, Iterator, Mapping, Sequence
+
+from conformance.cluster import resources
+from conformance.scenario import models, phases
+
+Path = tuple[Any, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    path: Path
+    message: str
+    warning: bool = False  # a warning is shown but refuses nothing
+
+
+def closest(word: str, known: Sequence[str]) -> str:
+    """`; did you mean X?` for the known word nearest `word` (case aside), or nothing."""
+    by_folded = {k.casefold(): k for k in known}
+    match = difflib.get_close_matches(word.casefold(), list(by_folded), n=1, cutoff=0.6)
+    return f"; did you mean {by_folded[match[0]]}?" if match else ""
+
+
+def got(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+# --- where things sit in a scenario -------------------------------------------------------------------
+def _items(doc: Any, key: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """The mappings of the list `doc[key]`, with their indices (anything else is the schema's)."""
+    value = doc.get(key) if isinstance(doc, Mapping) else None
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, Mapping):
+                yield i, item
+
+
+def _predicates_in(doc: Any, at: Path) -> Iterator[tuple[Path, str, Mapping[str, Any]]]:
+    if not isinstance(doc, Mapping):
+        return
+    for kind in models.PREDICATE_KINDS:
+        spec = doc.get(kind)
+        if isinstance(spec, Mapping):
+            yield (*at, kind), kind, spec
+    order = doc.get("order")
+    if isinstance(order, Mapping):
+        for key in ("first", "then"):
+            yield from _predicates_in(order.get(key), (*at, "order", key))
+
+
+def expectations(doc: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """Every expectation: the scenario's `expect` and its `expect` steps."""
+    for i, step in _items(doc, "steps"):
+        if isinstance(step.get("expect"), Mapping):
+            yield ("steps", i, "expect"), step["expect"]
+    for i, exp in _items(doc, "expect"):
+        yield ("expect", i), exp
+
+
+def predicates(doc: Mapping[str, Any]) -> Iterator[tuple[Path, str, Mapping[str, Any]]]:
+    """Every predicate (path to its spec, its kind, the spec): in waits, in expectations, in orders."""
+    for i, step in _items(doc, "steps"):
+        yield from _predicates_in(step.get("wait"), ("steps", i, "wait"))
+    for at, exp in expectations(doc):
+        yield from _predicates_in(exp, at)
+
+
+def sequences(doc: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    for at, exp in expectations(doc):
+        if isinstance(exp.get("sequence"), Mapping):
+            yield (*at, "sequence"), exp["sequence"]
+
+
+def _kind_of(ref: Any) -> resources.Kind | None:
+    """The kind an object reference or manifest names, when the kit knows it."""
+    if not isinstance(ref, Mapping) or not isinstance(ref.get("kind"), str):
+        return None
+    api_version = ref.get("apiVersion")
+    try:
+        return resources.lookup(ref["kind"], api_version if isinstance(api_version, str) and api_version else None)
+    except resources.UnknownKind:
+        return None
+
+
+# --- 1. phases --------------------------------------------------------------------------------------
+def _kind_text(kind: resources.Kind) -> str:
+    return "Volcano Job" if (kind.api_version, kind.kind) == ("batch.volcano.sh/v1alpha1", "Job") else kind.kind
+
+
+def _phase_values(spec: Mapping[str, Any], at: Path, keys: Sequence[str]) -> Iterator[tuple[Path, str]]:
+    for key in keys:
+        value = spec.get(key)
+        if isinstance(value, str):
+            yield (*at, key), value
+        elif isinstance(value, list):
+            yield from (((*at, key, i), v) for i, v in enumerate(value) if isinstance(v, str))
+
+
+def _phase_findings(spec: Mapping[str, Any], at: Path, keys: Sequence[str]) -> list[Finding]:
+    kind = _kind_of(spec.get("object"))
+    if kind is None:
+        return []  # an unknown kind is reported as such
+    known = phases.of(kind.api_version, kind.kind)
+    values = list(_phase_values(spec, at, keys))
+    if not known:
+        shown = kind.kind if resources.lookup(kind.kind) == kind else f"{kind.api_version} {kind.kind}"
+        return [Finding((*at, "object", "kind"), f"expected a kind with a phase ({', '.join(phases.with_phases())}), got {shown}, which has none")] if values else []
+    return [
+        Finding(path, f"expected a phase of a {_kind_text(kind)} ({', '.join(known)}), got {got(value)}{closest(value, known)}")
+        for path, value in values
+        if value not in known
+    ]
+
+
+def phase_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """`phase` predicates and `sequence` checks name phases their object's kind has."""
+    out: list[Finding] = []
+    for at, kind, spec in predicates(doc):
+        if kind == "phase":
+            out += _phase_findings(spec, at, ("is", "in"))
+    for at, spec in sequences(doc):
+        out += _phase_findings(spec, at, ("phases",))
+    return out
+
+
+CHECKS = (phase_findings,)
+
+
+def findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """Every semantic problem (and warning) of a scenario document, in document order per check."""
+    out: list[Finding] = []
+    for check in CHECKS:
+        out += check(doc)
+    return out

@@ -1,0 +1,84 @@
+"""What the loader refuses beyond the schema's shapes (issue 15): typos that used to pass `vck validate`
+and were then judged at run time, blamed on the implementation, silently not claimed, or an error.
+Every problem names the file, the line, the path in the document and what was expected."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from conformance.observe import summaries
+from conformance.scenario import loader, phases
+
+HEAD = """id: checks-case
+suite: checks
+title: t
+level: MUST
+cites: [{source: pkg/x.go}]
+"""
+# The first line after HEAD.
+FIRST = 6
+
+
+def load(body: str) -> loader.models.Scenario:
+    return loader.load_stream(io.StringIO(HEAD + body), "case.yaml")
+
+
+def problems(body: str) -> list[loader.Problem]:
+    with pytest.raises(loader.ScenarioError) as err:
+        load(body)
+    return list(err.value.problems)
+
+
+def only(body: str) -> loader.Problem:
+    found = problems(body)
+    assert len(found) == 1, [str(p) for p in found]
+    return found[0]
+
+
+# --- 1. phases ----------------------------------------------------------------------------------------
+def test_a_job_phase_that_does_not_exist_says_the_closest_one() -> None:
+    problem = only("steps:\n  - wait: {phase: {object: {kind: Job, name: j}, is: Runing}}\n")
+    assert (problem.line, problem.path) == (FIRST + 1, "steps[0].wait.phase.is")
+    assert 'got "Runing"; did you mean Running?' in problem.message
+    assert "Pending, Aborting, Aborted, Running, Restarting, Completing, Completed, Terminating, Terminated, Failed" in problem.message
+    assert str(problem).startswith(f"case.yaml:{FIRST + 1}: steps[0].wait.phase.is: expected a phase of a Volcano Job")
+
+
+def test_phases_are_those_of_the_object_kind() -> None:
+    found = problems("""steps:
+  - wait: {pods: {count: 0}}
+expect:
+  - phase: {object: {kind: PodGroup, job: j}, in: [Inqueue, Open]}
+  - sequence: {object: {kind: Queue, name: q}, phases: [Open, Closd]}
+  - order:
+      first: {phase: {object: {kind: Pod, name: p}, is: Completed}}
+      then: {pods: {count: 1}}
+""")
+    assert [(p.line, p.path) for p in found] == [
+        (FIRST + 3, "expect[0].phase.in[1]"),
+        (FIRST + 4, "expect[1].sequence.phases[1]"),
+        (FIRST + 6, "expect[2].order.first.phase.is"),
+    ]
+    assert "a phase of a PodGroup (Pending, Running, Unknown, Inqueue, Completed), got \"Open\"" in found[0].message
+    assert "did you mean Closed?" in found[1].message
+    assert "a phase of a Pod (Pending, Running, Succeeded, Failed, Unknown), got \"Completed\"" in found[2].message
+
+
+def test_a_kind_without_a_phase_is_refused() -> None:
+    problem = only("steps:\n  - wait: {phase: {object: {kind: ConfigMap, name: c}, is: Running}}\n")
+    assert problem.path == "steps[0].wait.phase.object.kind"
+    assert "expected a kind with a phase (Job, Namespace, Pod, PodGroup, Queue), got ConfigMap" in problem.message
+
+
+def test_a_pod_phase_typo_says_the_closest_one() -> None:
+    problem = only("steps:\n  - wait: {pods: {count: 1, phase: running}}\n")
+    assert problem.path == "steps[0].wait.pods.phase" and "did you mean Running?" in problem.message
+
+
+@pytest.mark.parametrize(("api_version", "kind"), sorted(phases.PHASES))
+def test_the_phases_are_where_the_kit_reads_them(api_version: str, kind: str) -> None:
+    for phase in phases.of(api_version, kind):
+        status = {"state": {"phase": phase}} if kind == "Job" else {"state": phase} if kind == "Queue" else {"phase": phase}
+        assert summaries.phase_of(kind, {"apiVersion": api_version, "kind": kind, "status": status}) == phase

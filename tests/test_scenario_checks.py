@@ -82,3 +82,20 @@ def test_the_phases_are_where_the_kit_reads_them(api_version: str, kind: str) ->
     for phase in phases.of(api_version, kind):
         status = {"state": {"phase": phase}} if kind == "Job" else {"state": phase} if kind == "Queue" else {"phase": phase}
         assert summaries.phase_of(kind, {"apiVersion": api_version, "kind": kind, "status": status}) == phase
+
+
+# --- 2. regular expressions -------------------------------------------------------------------------
+def test_every_regular_expression_is_compiled_at_load() -> None:
+    found = problems("""steps:
+  - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+    expect_rejection: "denied [a-"
+  - wait: {event: {reason: Evict, message: "*evicted"}}
+  - expect: {object: {object: {kind: Pod, name: p}, fields: {metadata.name: {matches: "p(?P<x"}}}}
+""")
+    assert [(p.line, p.path) for p in found] == [
+        (FIRST + 2, "steps[0].expect_rejection"),
+        (FIRST + 3, "steps[1].wait.event.message"),
+        (FIRST + 4, 'steps[2].expect.object.fields.metadata.name.matches'),
+    ]
+    assert found[0].message.startswith('expected a regular expression, got "denied [a-": unterminated character set at position 7')
+    assert "nothing to repeat at position 0" in found[1].message

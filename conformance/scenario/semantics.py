@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance.cluster import resources
@@ -134,7 +135,34 @@ def phase_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings,)
+# --- 2. regular expressions ---------------------------------------------------------------------------
+def _regex_finding(value: Any, at: Path) -> list[Finding]:
+    if not isinstance(value, str):
+        return []
+    try:
+        re.compile(value)
+    except re.error as err:
+        return [Finding(at, f"expected a regular expression, got {got(value)}: {err}")]
+    return []
+
+
+def regex_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """Every regular expression the kit searches with compiles (Python's `re`, as the judge uses):
+    condition and event messages, `{matches: ...}` field values, `expect_rejection`."""
+    out: list[Finding] = []
+    for i, step in _items(doc, "steps"):
+        out += _regex_finding(step.get("expect_rejection"), ("steps", i, "expect_rejection"))
+    for at, kind, spec in predicates(doc):
+        if kind in ("condition", "event"):
+            out += _regex_finding(spec.get("message"), (*at, "message"))
+        elif kind == "object" and isinstance(spec.get("fields"), Mapping):
+            for field, want in spec["fields"].items():
+                if isinstance(want, Mapping):
+                    out += _regex_finding(want.get("matches"), (*at, "fields", field, "matches"))
+    return out
+
+
+CHECKS = (phase_findings, regex_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

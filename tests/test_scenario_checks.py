@@ -99,3 +99,31 @@ def test_every_regular_expression_is_compiled_at_load() -> None:
     ]
     assert found[0].message.startswith('expected a regular expression, got "denied [a-": unterminated character set at position 7')
     assert "nothing to repeat at position 0" in found[1].message
+
+
+# --- 3. windows -------------------------------------------------------------------------------------
+def test_every_window_is_longer_than_nothing() -> None:
+    found = problems("""timeouts: {default_within: 0ms}
+steps:
+  - wait: {pods: {count: 1}}
+    within: 0.0s
+  - expect: {pods: {count: 1}, throughout: 0m}
+expect:
+  - pods: {count: 1}
+    within: 0h
+  - pods: {count: 1}
+    within: 0.5s
+""")
+    assert [(p.line, p.path) for p in found] == [
+        (FIRST, "timeouts.default_within"),
+        (FIRST + 3, "steps[0].within"),
+        (FIRST + 4, "steps[1].expect.throughout"),
+        (FIRST + 7, "expect[0].within"),
+    ]
+    assert all(p.message.startswith("expected a window longer than 0s, got") for p in found)
+    assert 'got "0.0s"' in found[1].message
+
+
+def test_a_negative_window_is_not_a_duration() -> None:
+    problem = only("steps:\n  - wait: {pods: {count: 1}}\n    within: -5s\n")
+    assert problem.path == "steps[0].within" and "expected a duration such as 30s" in problem.message

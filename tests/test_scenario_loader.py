@@ -33,6 +33,7 @@ EXPECTED = {
     "scenarios/gang/suite-mismatch.yaml": ("suite", 2, "the suite is 'queue' but the file is in the folder of suite 'gang'"),
     # Issue 15: typos that passed validation and were judged at run time.
     "bad-phase.yaml": ("expect[0].phase.is", 9, "got \"Runing\"; did you mean Running?"),
+    "zero-window.yaml": ("expect[0].never", 10, "expected a window longer than 0s, got \"0s\""),
     "bad-regex.yaml": ("expect[0].condition.message", 9, "expected a regular expression, got \"(tasks in gang\": missing ), unterminated subpattern at position 0"),
 }
 

@@ -14,7 +14,7 @@ import re
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance.cluster import resources
-from conformance.scenario import models, phases
+from conformance.scenario import durations, models, phases
 
 Path = tuple[Any, ...]
 
@@ -162,7 +162,35 @@ def regex_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings, regex_findings)
+# --- 3. windows -----------------------------------------------------------------------------------------
+WINDOW_KEYS = ("within", "never", "throughout")
+
+
+def _window_finding(value: Any, at: Path) -> list[Finding]:
+    try:
+        seconds = durations.parse(value)
+    except ValueError:
+        return []  # not a duration: the schema says so
+    return [] if seconds > 0 else [Finding(at, f"expected a window longer than 0s, got {got(value)}")]
+
+
+def window_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """Windows are positive: a `within` or wait of no time fails at once, a `never` or `throughout`
+    of no time passes without looking. (A negative one is no duration: the schema's.)"""
+    out: list[Finding] = []
+    timeouts = doc.get("timeouts")
+    if isinstance(timeouts, Mapping):
+        out += _window_finding(timeouts.get("default_within"), ("timeouts", "default_within"))
+    for i, step in _items(doc, "steps"):
+        if "wait" in step:
+            out += _window_finding(step.get("within"), ("steps", i, "within"))
+    for at, exp in expectations(doc):
+        for key in WINDOW_KEYS:
+            out += _window_finding(exp.get(key), (*at, key))
+    return out
+
+
+CHECKS = (phase_findings, regex_findings, window_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

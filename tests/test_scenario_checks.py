@@ -127,3 +127,32 @@ expect:
 def test_a_negative_window_is_not_a_duration() -> None:
     problem = only("steps:\n  - wait: {pods: {count: 1}}\n    within: -5s\n")
     assert problem.path == "steps[0].within" and "expected a duration such as 30s" in problem.message
+
+
+# --- 4. kinds ---------------------------------------------------------------------------------------
+def test_every_kind_the_kit_must_handle_is_one_it_knows() -> None:
+    found = problems("""setup:
+  - {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queu, metadata: {name: q}}
+steps:
+  - apply: {apiVersion: batch.volcano.sh/v1, kind: Job, metadata: {name: j}}
+  - patch: {object: {kind: podgroup, job: j}, patch: {}}
+  - delete: {kind: Pod, apiVersion: v2, name: p}
+  - wait: {condition: {object: {kind: Nodes, name: n}, type: Ready}}
+  - expect: {event: {object: {kind: ConfigMap, name: c}, reason: R}}
+expect:
+  - sequence: {object: {kind: Jbo, name: j}, phases: [Running]}
+""")
+    assert [(p.line, p.path) for p in found] == [
+        (FIRST + 1, "setup[0].kind"),
+        (FIRST + 3, "steps[0].apply.apiVersion"),
+        (FIRST + 4, "steps[1].patch.object.kind"),
+        (FIRST + 5, "steps[2].delete.apiVersion"),
+        (FIRST + 6, "steps[3].wait.condition.object.kind"),
+        (FIRST + 9, "expect[0].sequence.object.kind"),
+    ]
+    assert found[0].message.startswith("expected a kind the kit knows (Command, ConfigMap, ")
+    assert found[0].message.endswith('got "Queu"; did you mean Queue?')
+    assert found[1].message == 'expected an apiVersion the kit knows for Job (batch.volcano.sh/v1alpha1, batch/v1), got "batch.volcano.sh/v1"; did you mean batch.volcano.sh/v1alpha1?'
+    assert "did you mean PodGroup?" in found[2].message
+    assert 'expected an apiVersion the kit knows for Pod (v1), got "v2"' in found[3].message
+    assert "did you mean Node?" in found[4].message and "did you mean Job?" in found[5].message

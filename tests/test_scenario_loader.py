@@ -34,6 +34,7 @@ EXPECTED = {
     # Issue 15: typos that passed validation and were judged at run time.
     "bad-phase.yaml": ("expect[0].phase.is", 9, "got \"Runing\"; did you mean Running?"),
     "zero-window.yaml": ("expect[0].never", 10, "expected a window longer than 0s, got \"0s\""),
+    "unknown-kind.yaml": ("expect[0].phase.object.kind", 9, "got \"Jbo\"; did you mean Job?"),
     "bad-regex.yaml": ("expect[0].condition.message", 9, "expected a regular expression, got \"(tasks in gang\": missing ), unterminated subpattern at position 0"),
 }
 

@@ -190,7 +190,49 @@ def window_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings, regex_findings, window_findings)
+# --- 4. kinds ----------------------------------------------------------------------------------------
+def object_refs(doc: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """Every reference to one object (`{kind, name}` or `{kind, job}`) and every manifest applied:
+    the kit looks each kind up (conformance.cluster.resources) to read or write it."""
+    for i, manifest in _items(doc, "setup"):
+        yield ("setup", i), manifest
+    for i, step in _items(doc, "steps"):
+        if isinstance(step.get("apply"), Mapping):
+            yield ("steps", i, "apply"), step["apply"]
+        if isinstance(step.get("patch"), Mapping) and isinstance(step["patch"].get("object"), Mapping):
+            yield ("steps", i, "patch", "object"), step["patch"]["object"]
+        if isinstance(step.get("delete"), Mapping):
+            yield ("steps", i, "delete"), step["delete"]
+    for at, kind, spec in predicates(doc):
+        if kind in ("phase", "condition", "event", "object") and isinstance(spec.get("object"), Mapping):
+            yield (*at, "object"), spec["object"]
+    for at, spec in sequences(doc):
+        if isinstance(spec.get("object"), Mapping):
+            yield (*at, "object"), spec["object"]
+
+
+def _kind_finding(ref: Mapping[str, Any], at: Path) -> list[Finding]:
+    kind, api_version = ref.get("kind"), ref.get("apiVersion")
+    if not isinstance(kind, str) or not kind or (api_version is not None and not isinstance(api_version, str)):
+        return []  # the schema's
+    names = sorted({k.kind for k in resources.KINDS})
+    if kind not in names:
+        return [Finding((*at, "kind"), f"expected a kind the kit knows ({', '.join(names)}), got {got(kind)}{closest(kind, names)}")]
+    versions = [k.api_version for k in resources.KINDS if k.kind == kind]
+    if api_version and api_version not in versions:
+        return [Finding((*at, "apiVersion"), f"expected an apiVersion the kit knows for {kind} ({', '.join(versions)}), got {got(api_version)}{closest(api_version, versions)}")]
+    return []
+
+
+def kind_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """Kinds the kit must look up are kinds it knows; else the run ends in an error."""
+    out: list[Finding] = []
+    for at, ref in object_refs(doc):
+        out += _kind_finding(ref, at)
+    return out
+
+
+CHECKS = (phase_findings, regex_findings, window_findings, kind_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

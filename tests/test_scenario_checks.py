@@ -8,6 +8,7 @@ import io
 
 import pytest
 
+from conformance.cluster import nodes
 from conformance.observe import summaries
 from conformance.scenario import loader, phases
 
@@ -156,3 +157,53 @@ expect:
     assert "did you mean PodGroup?" in found[2].message
     assert 'expected an apiVersion the kit knows for Pod (v1), got "v2"' in found[3].message
     assert "did you mean Node?" in found[4].message and "did you mean Job?" in found[5].message
+
+
+# --- 5. quantities ------------------------------------------------------------------------------------
+def test_node_shapes_are_kubernetes_quantities() -> None:
+    found = problems("""cluster:
+  nodes:
+    - {cpu: 4 cores, memory: 16Gi}
+    - {cpu: -2, resources: {nvidia.com/gpu: eight, example.com/fpga: 2}}
+    - {cpu: 500m, memory: "1.5Gi", resources: {example.com/nic: "100k"}}
+steps:
+  - wait: {pods: {count: 1}}
+""")
+    assert [(p.line, p.path) for p in found] == [
+        (FIRST + 2, "cluster.nodes[0].cpu"),
+        (FIRST + 3, "cluster.nodes[1].cpu"),
+        (FIRST + 3, "cluster.nodes[1].resources.nvidia.com/gpu"),
+    ]
+    assert all(p.message.startswith("expected a Kubernetes quantity such as 8, 500m or 32Gi, got ") for p in found)
+
+
+def test_the_schema_and_the_node_specs_share_one_quantity_form() -> None:
+    assert loader.schema()["$defs"]["quantity"]["oneOf"][0]["pattern"] == nodes.QUANTITY_PATTERN
+
+
+def test_container_resources_in_applied_manifests_are_quantities() -> None:
+    found = problems("""setup:
+  - apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec: {containers: [{name: c, resources: {requests: {cpu: 1e3, memory: 2 GB}}}]}
+steps:
+  - apply:
+      apiVersion: batch.volcano.sh/v1alpha1
+      kind: Job
+      metadata: {name: j}
+      spec:
+        tasks:
+          - template: {spec: {initContainers: [{name: i, resources: {limits: {cpu: "+.5", nvidia.com/gpu: one}}}]}}
+  - apply:
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: refused}
+      spec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}
+    expect_rejection: quantities
+""")
+    assert [(p.line, p.path) for p in found] == [
+        (FIRST + 4, "setup[0].spec.containers[0].resources.requests.memory"),
+        (FIRST + 12, "steps[0].apply.spec.tasks[0].template.spec.initContainers[0].resources.limits.nvidia.com/gpu"),
+    ]
+    assert found[0].message == 'expected a Kubernetes quantity such as 8, 500m, 32Gi or 1e3, got "2 GB"'

@@ -35,6 +35,7 @@ EXPECTED = {
     "bad-phase.yaml": ("expect[0].phase.is", 9, "got \"Runing\"; did you mean Running?"),
     "zero-window.yaml": ("expect[0].never", 10, "expected a window longer than 0s, got \"0s\""),
     "unknown-kind.yaml": ("expect[0].phase.object.kind", 9, "got \"Jbo\"; did you mean Job?"),
+    "bad-quantity.yaml": ("cluster.nodes[0].memory", 8, "expected a Kubernetes quantity such as 8, 500m or 32Gi, got \"16 gigs\""),
     "bad-regex.yaml": ("expect[0].condition.message", 9, "expected a regular expression, got \"(tasks in gang\": missing ), unterminated subpattern at position 0"),
 }
 

@@ -232,7 +232,46 @@ def kind_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings, regex_findings, window_findings, kind_findings)
+# --- 5. quantities ------------------------------------------------------------------------------------
+# Kubernetes' quantity: a signed decimal number, then a binary (Ki..Ei) or decimal (n, u, m, k..E)
+# suffix or a decimal exponent (e3, E-2). Upstream: apimachinery pkg/api/resource/quantity.go.
+_NUMBER = r"([0-9]+(\.[0-9]*)?|\.[0-9]+)"
+KUBERNETES_QUANTITY = re.compile(rf"^[+-]?{_NUMBER}(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?{_NUMBER})?$")
+CONTAINER_LISTS = ("containers", "initContainers")
+
+
+def _containers(node: Any, at: Path) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    """Every container of every pod spec inside a manifest (a Pod's, a Job task's template, ...)."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key in CONTAINER_LISTS and isinstance(value, list):
+                yield from (((*at, key, i), c) for i, c in enumerate(value) if isinstance(c, Mapping))
+            else:
+                yield from _containers(value, (*at, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _containers(value, (*at, i))
+
+
+def quantity_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """Container requests and limits in the manifests the scenario applies are quantities: the API
+    would refuse the object and the scenario would fail for the typo. (Node shapes are checked by
+    the schema; an apply that expects a rejection may hold anything.)"""
+    manifests = [(("setup", i), m) for i, m in _items(doc, "setup")]
+    manifests += [(("steps", i, "apply"), s["apply"]) for i, s in _items(doc, "steps") if isinstance(s.get("apply"), Mapping) and "expect_rejection" not in s]
+    out: list[Finding] = []
+    for at, manifest in manifests:
+        for cat, container in _containers(manifest, at):
+            res = container.get("resources")
+            for part in ("requests", "limits"):
+                values = res.get(part) if isinstance(res, Mapping) else None
+                for name, value in (values.items() if isinstance(values, Mapping) else ()):
+                    if isinstance(value, bool) or not (isinstance(value, (int, float)) or (isinstance(value, str) and KUBERNETES_QUANTITY.match(value))):
+                        out.append(Finding((*cat, "resources", part, name), f"expected a Kubernetes quantity such as 8, 500m, 32Gi or 1e3, got {got(value)}"))
+    return out
+
+
+CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

@@ -207,3 +207,29 @@ steps:
         (FIRST + 12, "steps[0].apply.spec.tasks[0].template.spec.initContainers[0].resources.limits.nvidia.com/gpu"),
     ]
     assert found[0].message == 'expected a Kubernetes quantity such as 8, 500m, 32Gi or 1e3, got "2 GB"'
+
+
+# --- 6. a scenario judges something --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "body",
+    [
+        "steps: [{wait: {pods: {count: 1}}}]\n",
+        "steps: [{expect: {pods: {count: 1}}}]\n",
+        "steps: [{apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}, expect_rejection: denied}]\n",
+        "steps: [{measure: {figure: f, fragmented_nodes: {resource: r}, at_most: 1}}]\n",
+        "steps: []\nexpect: [{pods: {count: 1}}]\n",
+    ],
+)
+def test_any_judgment_will_do(body: str) -> None:
+    load(body)
+
+
+def test_a_scenario_that_judges_nothing_is_refused() -> None:
+    problem = only("steps:\n  - measure: {figure: f, fragmented_nodes: {resource: r}}\n  - pause: 1s\nexpect: []\n")
+    assert (problem.line, problem.path) == (FIRST + 3, "expect")
+    assert problem.message.startswith("the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step, an `apply` step with `expect_rejection` or a `measure` step with a comparison")
+
+
+def test_schema_problems_in_the_steps_do_not_also_say_nothing_is_judged() -> None:
+    problem = only("steps:\n  - wiat: {pods: {count: 1}}\n")
+    assert problem.path == "steps[0]"

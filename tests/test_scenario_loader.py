@@ -36,6 +36,7 @@ EXPECTED = {
     "zero-window.yaml": ("expect[0].never", 10, "expected a window longer than 0s, got \"0s\""),
     "unknown-kind.yaml": ("expect[0].phase.object.kind", 9, "got \"Jbo\"; did you mean Job?"),
     "bad-quantity.yaml": ("cluster.nodes[0].memory", 8, "expected a Kubernetes quantity such as 8, 500m or 32Gi, got \"16 gigs\""),
+    "judges-nothing.yaml": ("steps", 6, "the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step"),
     "bad-regex.yaml": ("expect[0].condition.message", 9, "expected a regular expression, got \"(tasks in gang\": missing ), unterminated subpattern at position 0"),
 }
 

@@ -207,10 +207,10 @@ def _profile_problems(doc: dict[str, Any], pos: _Positions, name: str) -> list[P
     return [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in profiles.problems(doc, plain)]
 
 
-def _semantic_problems(doc: dict[str, Any], pos: _Positions, name: str) -> list[Problem]:
+def _semantic_problems(doc: dict[str, Any], pos: _Positions, name: str, findings: list[semantics.Finding]) -> list[Problem]:
     """What the document means that its shape cannot say (conformance.scenario.semantics)."""
     out = []
-    for found in semantics.findings(doc):
+    for found in findings:
         line, column = pos.line(found.path)
         out.append(Problem(name, format_path(found.path), line, found.message, column, WARNING if found.warning else ERROR))
     return sorted(out, key=lambda p: (p.line, p.column))
@@ -228,9 +228,12 @@ def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
     problems = [Problem(name, format_path(p), line, f"duplicate key {key!r} (YAML keeps only the last)") for p, key, line in pos.duplicates]
     if not isinstance(doc, dict):
         raise ScenarioError([*problems, Problem(name, "", 1, f"expected a mapping with id, suite, title, level, cites and steps, got {type(doc).__name__}")])
-    problems += _schema_problems(doc, pos, name)
+    schema_problems = _schema_problems(doc, pos, name)
+    problems += schema_problems
     problems += _profile_problems(doc, pos, name)
-    problems += _semantic_problems(doc, pos, name)
+    problems += _semantic_problems(doc, pos, name, semantics.findings(doc))
+    if not schema_problems:
+        problems += _semantic_problems(doc, pos, name, semantics.nothing_judged(doc))
     if not problems:
         problems += [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in models.measure_problems(doc)]
     if not problems and folder_suite is not None and doc.get("suite") != folder_suite:

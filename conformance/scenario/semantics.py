@@ -274,6 +274,26 @@ def quantity_findings(doc: Mapping[str, Any]) -> list[Finding]:
 CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings)
 
 
+# --- 6. a scenario judges something -------------------------------------------------------------------
+def _judges(step: Mapping[str, Any]) -> bool:
+    measure = step.get("measure")
+    return (
+        "wait" in step
+        or "expect" in step
+        or ("apply" in step and "expect_rejection" in step)
+        or (isinstance(measure, Mapping) and any(key in measure for key in models.MEASURE_COMPARISONS))
+    )
+
+
+def nothing_judged(doc: Mapping[str, Any]) -> list[Finding]:
+    """A scenario that judges nothing can only end in an error; refused. Asked of a document the
+    schema found sound (a misspelt step or expectation would be reported twice)."""
+    if any(True for _ in _items(doc, "expect")) or any(_judges(step) for _, step in _items(doc, "steps")):
+        return []
+    at: Path = ("expect",) if "expect" in doc else ("steps",)
+    return [Finding(at, "the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step, an `apply` step with `expect_rejection` or a `measure` step with a comparison; its run could only end in an error")]
+
+
 def findings(doc: Mapping[str, Any]) -> list[Finding]:
     """Every semantic problem (and warning) of a scenario document, in document order per check."""
     out: list[Finding] = []

@@ -116,13 +116,15 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{'':<23} cites: {'; '.join(str(c) for c in sc.cites)}")
     for problem in problems:
         print(f"vck list: {problem}", file=sys.stderr)
-    return 2 if problems else 0
+    return 2 if validate.errors(problems) else 0
 
 
 def _validate(args: argparse.Namespace) -> int:
+    """Exit 1 when any problem is an error; warnings are shown and change nothing."""
     problems = validate.validate_paths([pathlib.Path(p) for p in args.paths])
     if problems:
         print(validate.format_problems(problems), file=sys.stderr)
+    if validate.errors(problems):
         return 1
     print(f"ok: {', '.join(args.paths)}")
     return 0

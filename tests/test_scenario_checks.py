@@ -5,6 +5,9 @@ Every problem names the file, the line, the path in the document and what was ex
 from __future__ import annotations
 
 import io
+import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -233,3 +236,63 @@ def test_a_scenario_that_judges_nothing_is_refused() -> None:
 def test_schema_problems_in_the_steps_do_not_also_say_nothing_is_judged() -> None:
     problem = only("steps:\n  - wiat: {pods: {count: 1}}\n")
     assert problem.path == "steps[0]"
+
+
+# --- 7. capabilities: warnings ----------------------------------------------------------------------
+UNKNOWN_CAPABILITIES = """requires: [plugin:gnag, device:gpu, jobplugn:ray]
+scheduler:
+  actions: "enqueue, alocate"
+  tiers:
+    - plugins: [{name: gang}, {name: binpak}]
+steps:
+  - wait: {pods: {count: 1}}
+  - scheduler: {actions: allocate, tiers: [{plugins: [{name: drff}]}]}
+"""
+
+
+def test_an_unknown_capability_is_a_warning_naming_the_closest_known_one() -> None:
+    scenario, warnings = loader.read_stream(io.StringIO(HEAD + UNKNOWN_CAPABILITIES), "case.yaml")
+    assert "plugin:gnag" in scenario.requires
+    assert [(w.line, w.path, w.severity) for w in warnings] == [
+        (FIRST, "requires[0]", loader.WARNING),
+        (FIRST, "requires[2]", loader.WARNING),
+        (FIRST + 2, "scheduler.actions", loader.WARNING),
+        (FIRST + 4, "scheduler.tiers[0].plugins[1].name", loader.WARNING),
+        (FIRST + 7, "steps[1].scheduler.tiers[0].plugins[0].name", loader.WARNING),
+    ]
+    assert warnings[0].message.startswith('expected a capability the kit knows, got "plugin:gnag"; did you mean plugin:gang?')
+    assert "did you mean jobplugin:ray?" in warnings[1].message
+    assert 'expected scheduler actions the kit knows, got "alocate"; did you mean allocate?' in warnings[2].message
+    assert "did you mean binpack?" in warnings[3].message and "did you mean drf?" in warnings[4].message
+    assert str(warnings[0]).startswith(f"case.yaml:{FIRST}: warning: requires[0]: ")
+
+
+def test_the_known_capabilities_are_those_the_kit_ships_claims_for() -> None:
+    from conformance.scenario import capabilities
+
+    known = capabilities.known()
+    assert {"plugin:gang", "jobplugin:ray", "device:gpu", "admission:job"} <= known  # the reference's
+    assert {"plugin:deviceshare", "action:shuffle"} <= known  # Volcano's, which the reference lacks
+    # reference_scheduler's file is read as data: conformance never imports that package.
+    code = "import sys; from conformance.scenario import capabilities; capabilities.known(); print('reference_scheduler' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_vck_validate_shows_warnings_and_still_passes(tmp_path: pathlib.Path) -> None:
+    case = tmp_path / "case.yaml"
+    case.write_text(HEAD + UNKNOWN_CAPABILITIES)
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "validate", str(case)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok:")
+    assert f"{case}:{FIRST}: warning: requires[0]: expected a capability the kit knows, got \"plugin:gnag\"; did you mean plugin:gang?" in proc.stderr
+    assert proc.stderr.strip().endswith("5 warnings in 1 file")
+
+
+def test_warnings_come_with_the_errors(tmp_path: pathlib.Path) -> None:
+    case = tmp_path / "case.yaml"
+    case.write_text(HEAD.replace("level: MUST", "level: MAY") + "requires: [plugin:gnag]\nsteps: [{wait: {pods: {count: 1}}}]\n")
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "validate", str(case)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "level: expected one of MUST, SHOULD" in proc.stderr and "warning: requires[0]" in proc.stderr
+    assert proc.stderr.strip().endswith("1 problem in 1 file, 1 warning")

@@ -217,8 +217,9 @@ def _semantic_problems(doc: dict[str, Any], pos: _Positions, name: str, findings
 
 
 # --- loading ------------------------------------------------------------------------------------------
-def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> models.Scenario:
-    """The scenario in `stream`; ScenarioError listing every problem found."""
+def read_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> tuple[models.Scenario, list[Problem]]:
+    """The scenario in `stream` and its warnings; ScenarioError listing every problem (its warnings
+    too) when any is an error."""
     try:
         raw = stream.read()
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
@@ -234,16 +235,20 @@ def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
     problems += _semantic_problems(doc, pos, name, semantics.findings(doc))
     if not schema_problems:
         problems += _semantic_problems(doc, pos, name, semantics.nothing_judged(doc))
-    if not problems:
         problems += [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in models.measure_problems(doc)]
-    if not problems and folder_suite is not None and doc.get("suite") != folder_suite:
+    if not any(p.is_error for p in problems) and folder_suite is not None and doc.get("suite") != folder_suite:
         problems.append(Problem(name, "suite", pos.line(("suite",))[0], f"the suite is {doc.get('suite')!r} but the file is in the folder of suite {folder_suite!r}; make them equal"))
-    if problems:
+    if any(p.is_error for p in problems):
         raise ScenarioError(problems)
     try:
-        return models.from_document(doc, pathlib.Path(name))
+        return models.from_document(doc, pathlib.Path(name)), problems
     except (ValueError, KeyError, TypeError) as err:
         raise ScenarioError([Problem(name, "", 0, str(err))]) from None
+
+
+def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> models.Scenario:
+    """The scenario in `stream` (its warnings aside); ScenarioError listing every problem found."""
+    return read_stream(stream, name, folder_suite)[0]
 
 
 def _folder_suite(path: pathlib.Path) -> str | None:
@@ -251,10 +256,11 @@ def _folder_suite(path: pathlib.Path) -> str | None:
     return path.parent.name if path.parent.parent.name == "scenarios" else None
 
 
-def load_file(path: pathlib.Path) -> models.Scenario:
+def read_file(path: pathlib.Path) -> tuple[models.Scenario, list[Problem]]:
+    """The scenario in the file and its warnings; ScenarioError when any problem is an error."""
     try:
         with open(path, "rb") as stream:
-            return load_stream(stream, str(path), _folder_suite(path.resolve()))
+            return read_stream(stream, str(path), _folder_suite(path.resolve()))
     except ScenarioError:
         raise
     except OSError as err:
@@ -262,6 +268,10 @@ def load_file(path: pathlib.Path) -> models.Scenario:
     except Exception as err:  # never a traceback for bad input
         log.debug("loading %s failed", path, exc_info=True)
         raise ScenarioError([Problem(str(path), "", 0, f"could not be loaded: {err.__class__.__name__}: {err}")]) from None
+
+
+def load_file(path: pathlib.Path) -> models.Scenario:
+    return read_file(path)[0]
 
 
 def scenario_files(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
@@ -275,12 +285,14 @@ def scenario_files(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
 
 
 def load_tree(paths: Sequence[pathlib.Path]) -> tuple[list[models.Scenario], list[Problem]]:
-    """Every scenario under `paths`, and every problem (bad files, ids used twice)."""
+    """Every scenario under `paths`, and every problem (bad files, ids used twice) and warning."""
     found: list[models.Scenario] = []
     problems: list[Problem] = []
     for path in scenario_files(paths):
         try:
-            found.append(load_file(path))
+            scenario, warnings = read_file(path)
+            found.append(scenario)
+            problems += warnings
         except ScenarioError as err:
             problems += err.problems
     by_id: dict[str, models.Scenario] = {}

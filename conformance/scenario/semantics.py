@@ -14,7 +14,7 @@ import re
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance.cluster import resources
-from conformance.scenario import durations, models, phases
+from conformance.scenario import capabilities, durations, models, phases
 
 Path = tuple[Any, ...]
 
@@ -271,7 +271,44 @@ def quantity_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings)
+# --- 7. capabilities (warnings) -------------------------------------------------------------------------
+UNCLAIMED = "only a warning: an implementation may claim it; one that does not reports the scenario not claimed"
+
+
+def _conf_findings(conf: Mapping[str, Any], at: Path) -> list[Finding]:
+    out: list[Finding] = []
+    actions = capabilities.known_of("action")
+    if isinstance(conf.get("actions"), str):
+        for action in (a.strip() for a in conf["actions"].split(",")):
+            if action and action not in actions:
+                out.append(Finding((*at, "actions"), f"expected scheduler actions the kit knows, got {got(action)}{closest(action, actions)} ({UNCLAIMED})", warning=True))
+    plugins = capabilities.known_of("plugin")
+    for t, tier in _items(conf, "tiers"):
+        for p, plugin in _items(tier, "plugins"):
+            name = plugin.get("name")
+            if isinstance(name, str) and name not in plugins:
+                out.append(Finding((*at, "tiers", t, "plugins", p, "name"), f"expected a scheduler plugin the kit knows, got {got(name)}{closest(name, plugins)} ({UNCLAIMED})", warning=True))
+    return out
+
+
+def capability_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """Warnings for capability names no capability file the kit ships knows (conformance.scenario.
+    capabilities): in `requires`, and the actions and plugins of the scheduler confs."""
+    out: list[Finding] = []
+    known = sorted(capabilities.known())
+    requires = doc.get("requires")
+    for i, name in enumerate(requires if isinstance(requires, list) else ()):
+        if isinstance(name, str) and name not in known:
+            out.append(Finding(("requires", i), f"expected a capability the kit knows, got {got(name)}{closest(name, known)} ({UNCLAIMED})", warning=True))
+    if isinstance(doc.get("scheduler"), Mapping):
+        out += _conf_findings(doc["scheduler"], ("scheduler",))
+    for i, step in _items(doc, "steps"):
+        if isinstance(step.get("scheduler"), Mapping):
+            out += _conf_findings(step["scheduler"], ("steps", i, "scheduler"))
+    return out
+
+
+CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings)
 
 
 # --- 6. a scenario judges something -------------------------------------------------------------------

@@ -296,3 +296,32 @@ def test_warnings_come_with_the_errors(tmp_path: pathlib.Path) -> None:
     assert proc.returncode == 1
     assert "level: expected one of MUST, SHOULD" in proc.stderr and "warning: requires[0]" in proc.stderr
     assert proc.stderr.strip().endswith("1 problem in 1 file, 1 warning")
+
+
+# --- 8. the suite is the folder -----------------------------------------------------------------------
+def _scenario_at(path: pathlib.Path, text: str) -> pathlib.Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_the_suite_is_reported_with_the_other_problems(tmp_path: pathlib.Path) -> None:
+    case = _scenario_at(tmp_path / "scenarios" / "gang" / "case.yaml", HEAD.replace("level: MUST", "level: MAY") + "steps: [{wait: {pods: {count: 1}}}]\n")
+    with pytest.raises(loader.ScenarioError) as err:
+        loader.load_file(case)
+    assert [(p.line, p.path) for p in err.value.problems] == [(4, "level"), (2, "suite")]
+    assert err.value.problems[1].message == "the suite is 'checks' but the file is in the folder of suite 'gang'; make them equal"
+
+
+def test_a_scenario_sits_in_the_folder_of_its_suite(tmp_path: pathlib.Path) -> None:
+    case = _scenario_at(tmp_path / "scenarios" / "case.yaml", HEAD + "steps: [{wait: {pods: {count: 1}}}]\n")
+    with pytest.raises(loader.ScenarioError) as err:
+        loader.load_file(case)
+    [problem] = err.value.problems
+    assert (problem.line, problem.path) == (2, "suite")
+    assert problem.message == "the file sits in scenarios/ itself; expected it in scenarios/checks/, the folder of its suite"
+
+
+def test_outside_a_scenarios_folder_the_suite_is_free(tmp_path: pathlib.Path) -> None:
+    case = _scenario_at(tmp_path / "elsewhere" / "case.yaml", HEAD + "steps: [{wait: {pods: {count: 1}}}]\n")
+    assert loader.load_file(case).suite == "checks"

@@ -37,6 +37,7 @@ EXPECTED = {
     "unknown-kind.yaml": ("expect[0].phase.object.kind", 9, "got \"Jbo\"; did you mean Job?"),
     "bad-quantity.yaml": ("cluster.nodes[0].memory", 8, "expected a Kubernetes quantity such as 8, 500m or 32Gi, got \"16 gigs\""),
     "judges-nothing.yaml": ("steps", 6, "the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step"),
+    "scenarios/gang/nested/suite-mismatch-nested.yaml": ("suite", 2, "the suite is 'queue' but the file is in the folder of suite 'gang'"),
     "bad-regex.yaml": ("expect[0].condition.message", 9, "expected a regular expression, got \"(tasks in gang\": missing ), unterminated subpattern at position 0"),
 }
 

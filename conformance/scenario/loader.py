@@ -236,8 +236,7 @@ def read_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
     if not schema_problems:
         problems += _semantic_problems(doc, pos, name, semantics.nothing_judged(doc))
         problems += [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in models.measure_problems(doc)]
-    if not any(p.is_error for p in problems) and folder_suite is not None and doc.get("suite") != folder_suite:
-        problems.append(Problem(name, "suite", pos.line(("suite",))[0], f"the suite is {doc.get('suite')!r} but the file is in the folder of suite {folder_suite!r}; make them equal"))
+    problems += _suite_problems(doc, pos, name, folder_suite)
     if any(p.is_error for p in problems):
         raise ScenarioError(problems)
     try:
@@ -252,8 +251,26 @@ def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
 
 
 def _folder_suite(path: pathlib.Path) -> str | None:
-    """`scenarios/<suite>/file.yaml` says its suite by its folder."""
-    return path.parent.name if path.parent.parent.name == "scenarios" else None
+    """`scenarios/<suite>/file.yaml` (or deeper, `scenarios/<suite>/more/file.yaml`) says its suite
+    by its folder under the nearest folder named `scenarios`; "" for a file in `scenarios/` itself;
+    None outside a scenarios tree."""
+    folders = path.parent.parts
+    if "scenarios" not in folders:
+        return None
+    under = folders[len(folders) - folders[::-1].index("scenarios"):]
+    return under[0] if under else ""
+
+
+def _suite_problems(doc: dict[str, Any], pos: _Positions, name: str, folder_suite: str | None) -> list[Problem]:
+    suite = doc.get("suite")
+    if folder_suite is None or not isinstance(suite, str) or suite == folder_suite:
+        return []
+    if folder_suite == "":
+        message = f"the file sits in scenarios/ itself; expected it in scenarios/{suite}/, the folder of its suite"
+    else:
+        message = f"the suite is {suite!r} but the file is in the folder of suite {folder_suite!r}; make them equal"
+    line, column = pos.line(("suite",))
+    return [Problem(name, "suite", line, message, column)]
 
 
 def read_file(path: pathlib.Path) -> tuple[models.Scenario, list[Problem]]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import io
 import pathlib
+import resource
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -325,3 +327,35 @@ def test_a_scenario_sits_in_the_folder_of_its_suite(tmp_path: pathlib.Path) -> N
 def test_outside_a_scenarios_folder_the_suite_is_free(tmp_path: pathlib.Path) -> None:
     case = _scenario_at(tmp_path / "elsewhere" / "case.yaml", HEAD + "steps: [{wait: {pods: {count: 1}}}]\n")
     assert loader.load_file(case).suite == "checks"
+
+
+# --- 9. YAML alias bombs ------------------------------------------------------------------------------
+def _limit_memory() -> None:
+    """A child that balloons hits this ceiling (MemoryError) instead of the machine's."""
+    resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+
+def test_an_alias_bomb_is_refused_at_once(tmp_path: pathlib.Path) -> None:
+    # Nine levels of nine aliases each: 9**9 (387 million) strings once expanded, from 500 bytes.
+    laughs = ['  a0: &a0 "lol"'] + [f"  a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    bomb = _scenario_at(tmp_path / "bomb.yaml", HEAD + "steps: [{wait: {pods: {count: 1}}}]\nlaughs:\n" + "\n".join(laughs) + "\n")
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "validate", str(bomb)], capture_output=True, text=True, timeout=60, preexec_fn=_limit_memory)
+    assert time.monotonic() - started < 30
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    [line, summary] = proc.stderr.strip().splitlines()
+    # a5 expands to 66430 nodes, a6 (line FIRST + 8) to 597871: the first past the limit.
+    assert line.startswith(f"{bomb}:{FIRST + 8}: YAML aliases expand the document past 100000 nodes here"), line
+    assert "alias bomb" in line and summary == "1 problem in 1 file"
+
+
+def test_an_alias_inside_its_own_anchor_is_refused() -> None:
+    problem = only("steps: [{wait: {pods: {count: 1}}}]\nloop: &loop [1, *loop]\n")
+    assert problem.line == FIRST + 1
+    assert problem.message.startswith("a YAML alias refers to a node that contains it")
+
+
+def test_a_file_too_large_to_be_a_scenario_is_refused_before_parsing() -> None:
+    problem = only("steps: [{wait: {pods: {count: 1}}}]\ndescription: " + "x" * 600_000 + "\n")
+    assert (problem.line, problem.path) == (0, "")
+    assert problem.message == f"the file is larger than {loader.MAX_BYTES // 1024} KiB, too large for a scenario; refused before parsing"

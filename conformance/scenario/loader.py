@@ -21,6 +21,11 @@ from conformance.scenario import models, profiles, semantics
 
 log = logging.getLogger(__name__)
 SCHEMA_PATH = pathlib.Path(__file__).with_name("scenario.schema.json")
+# A scenario is a few KiB and a few hundred YAML nodes (the largest shipped: 10 KiB, 904 nodes).
+# Larger files are refused before parsing, and documents whose aliases expand past MAX_NODES
+# (a "billion laughs" bomb) before anything walks them.
+MAX_BYTES = 512 * 1024
+MAX_NODES = 100_000
 Path = tuple[Any, ...]
 ERROR = "error"
 WARNING = "warning"
@@ -101,6 +106,38 @@ def _walk(node: yaml.Node, path: Path, pos: _Positions) -> None:
             _walk(item, (*path, i), pos)
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expansion(root: yaml.Node, name: str) -> None:
+    """Refuse a document whose aliases would expand it past MAX_NODES, or into itself. An alias is
+    the very node its anchor names, so each node's expanded size is counted once (no expanding)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # being counted: the path from the root to the current node
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, counted_children = stack.pop()
+        if counted_children:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[id(node)] > MAX_NODES:
+                raise ScenarioError([Problem(name, "", node.start_mark.line + 1, f"YAML aliases expand the document past {MAX_NODES} nodes here (an alias bomb?); a scenario is a few hundred nodes: write it out or use fewer aliases")])
+            continue
+        if id(node) in sizes:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                raise ScenarioError([Problem(name, "", child.start_mark.line + 1, "a YAML alias refers to a node that contains it; a scenario cannot contain itself")])
+            stack.append((child, False))
+
+
 def _parse(text: str, name: str) -> tuple[Any, _Positions]:
     try:
         nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
@@ -114,6 +151,7 @@ def _parse(text: str, name: str) -> tuple[Any, _Positions]:
         raise ScenarioError([Problem(name, "", 1, "the file is empty; a scenario is a YAML mapping with id, suite, title, level, cites and steps")])
     if len(nodes) > 1:
         raise ScenarioError([Problem(name, "", nodes[1].start_mark.line + 1, "holds more than one YAML document; put one scenario per file")])
+    _check_expansion(nodes[0], name)
     pos = _Positions()
     _walk(nodes[0], (), pos)
     try:
@@ -221,7 +259,9 @@ def read_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
     """The scenario in `stream` and its warnings; ScenarioError listing every problem (its warnings
     too) when any is an error."""
     try:
-        raw = stream.read()
+        raw = stream.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise ScenarioError([Problem(name, "", 0, f"the file is larger than {MAX_BYTES // 1024} KiB, too large for a scenario; refused before parsing")])
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as err:
         raise ScenarioError([Problem(name, "", 0, f"not UTF-8 text: {err}")]) from None

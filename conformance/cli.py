@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from typing import Sequence
@@ -250,6 +251,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _interrupt_on_sigterm()
+    try:
+        try:
+            return _command(argv)
+        finally:
+            sys.stdout.flush()  # a reader that left shows here, not as a complaint at exit
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of our output left (`vck list | head`): end quietly, as Python's documentation
+    recommends: stdout now points at devnull, so the flush at exit finds nothing to complain
+    about, and the exit status is 1 (the output was cut short)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
+
+
+def _command(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

@@ -5,6 +5,7 @@ Every problem names the file, the line, the path in the document and what was ex
 from __future__ import annotations
 
 import io
+import os
 import pathlib
 import resource
 import subprocess
@@ -13,6 +14,7 @@ import time
 
 import pytest
 
+from conformance import api
 from conformance.cluster import nodes
 from conformance.observe import summaries
 from conformance.scenario import loader, phases
@@ -359,3 +361,17 @@ def test_a_file_too_large_to_be_a_scenario_is_refused_before_parsing() -> None:
     problem = only("steps: [{wait: {pods: {count: 1}}}]\ndescription: " + "x" * 600_000 + "\n")
     assert (problem.line, problem.path) == (0, "")
     assert problem.message == f"the file is larger than {loader.MAX_BYTES // 1024} KiB, too large for a scenario; refused before parsing"
+
+
+# --- 10. `vck list | head` ------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [["list", str(api.DEFAULT_SCENARIOS / "gang")], ["validate", str(api.DEFAULT_SCENARIOS / "gang")], ["toolchain", "list"]])
+def test_output_into_a_closed_pipe_ends_quietly(command: list[str]) -> None:
+    """As under `vck list | head -1`: the reader is gone before the output is written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "conformance.cli", *command], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 1

@@ -2,7 +2,9 @@
 shapes). Each check reads the document defensively, so it runs beside the schema's own problems and
 a file's every problem is reported at once; a part of the wrong shape is left to the schema.
 
-A finding is (path in the document, message); the loader adds the file and the line.
+A finding is a path in the document and a message (what was expected, what was found, the closest
+known name where one is near); the loader adds the file and the line. The sections follow the rows
+of issue 15.
 """
 
 from __future__ import annotations
@@ -271,6 +273,26 @@ def quantity_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+# --- 6. a scenario judges something -------------------------------------------------------------------
+def _judges(step: Mapping[str, Any]) -> bool:
+    measure = step.get("measure")
+    return (
+        "wait" in step
+        or "expect" in step
+        or ("apply" in step and "expect_rejection" in step)
+        or (isinstance(measure, Mapping) and any(key in measure for key in models.MEASURE_COMPARISONS))
+    )
+
+
+def nothing_judged(doc: Mapping[str, Any]) -> list[Finding]:
+    """A scenario that judges nothing can only end in an error; refused. Asked of a document the
+    schema found sound (a misspelt step or expectation would be reported twice)."""
+    if any(True for _ in _items(doc, "expect")) or any(_judges(step) for _, step in _items(doc, "steps")):
+        return []
+    at: Path = ("expect",) if "expect" in doc else ("steps",)
+    return [Finding(at, "the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step, an `apply` step with `expect_rejection` or a `measure` step with a comparison; its run could only end in an error")]
+
+
 # --- 7. capabilities (warnings) -------------------------------------------------------------------------
 UNCLAIMED = "only a warning: an implementation may claim it; one that does not reports the scenario not claimed"
 
@@ -311,28 +333,9 @@ def capability_findings(doc: Mapping[str, Any]) -> list[Finding]:
 CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings)
 
 
-# --- 6. a scenario judges something -------------------------------------------------------------------
-def _judges(step: Mapping[str, Any]) -> bool:
-    measure = step.get("measure")
-    return (
-        "wait" in step
-        or "expect" in step
-        or ("apply" in step and "expect_rejection" in step)
-        or (isinstance(measure, Mapping) and any(key in measure for key in models.MEASURE_COMPARISONS))
-    )
-
-
-def nothing_judged(doc: Mapping[str, Any]) -> list[Finding]:
-    """A scenario that judges nothing can only end in an error; refused. Asked of a document the
-    schema found sound (a misspelt step or expectation would be reported twice)."""
-    if any(True for _ in _items(doc, "expect")) or any(_judges(step) for _, step in _items(doc, "steps")):
-        return []
-    at: Path = ("expect",) if "expect" in doc else ("steps",)
-    return [Finding(at, "the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step, an `apply` step with `expect_rejection` or a `measure` step with a comparison; its run could only end in an error")]
-
-
 def findings(doc: Mapping[str, Any]) -> list[Finding]:
-    """Every semantic problem (and warning) of a scenario document, in document order per check."""
+    """Every semantic problem (and warning) of a scenario document; `nothing_judged` aside, which is
+    only asked of a document the schema found sound."""
     out: list[Finding] = []
     for check in CHECKS:
         out += check(doc)

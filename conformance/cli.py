@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from typing import Sequence
@@ -118,13 +119,15 @@ def _list(args: argparse.Namespace) -> int:
         print(f"{'':<23} cites: {'; '.join(str(c) for c in sc.cites)}")
     for problem in problems:
         print(f"vck list: {problem}", file=sys.stderr)
-    return 2 if problems else 0
+    return 2 if validate.errors(problems) else 0
 
 
 def _validate(args: argparse.Namespace) -> int:
+    """Exit 1 when any problem is an error; warnings are shown and change nothing."""
     problems = validate.validate_paths([pathlib.Path(p) for p in args.paths])
     if problems:
         print(validate.format_problems(problems), file=sys.stderr)
+    if validate.errors(problems):
         return 1
     print(f"ok: {', '.join(args.paths)}")
     return 0
@@ -250,6 +253,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _interrupt_on_sigterm()
+    try:
+        try:
+            return _command(argv)
+        finally:
+            sys.stdout.flush()  # a reader that left shows here, not as a complaint at exit
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """The reader of our output left (`vck list | head`): end quietly, as Python's documentation
+    recommends: stdout now points at devnull, so the flush at exit finds nothing to complain
+    about, and the exit status is 1 (the output was cut short)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
+
+
+def _command(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

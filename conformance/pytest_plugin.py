@@ -89,12 +89,18 @@ def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> py
     return None
 
 
+class ScenarioWarning(UserWarning):
+    """A scenario that loads but names something the kit does not know (a capability, say)."""
+
+
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         try:
-            scenario = loader.load_file(self.path)
+            scenario, warnings = loader.read_file(self.path)
         except loader.ScenarioError as err:
             raise self.CollectError(str(err)) from None
+        for warning in warnings:
+            self.warn(ScenarioWarning(str(warning)))
         yield ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
 
 

@@ -15,6 +15,38 @@ from conformance import api
 from conformance.scenario import loader
 
 VALID = yaml.safe_load((api.DEFAULT_SCENARIOS / "gang" / "no-partial-gang.yaml").read_text())
+# A scenario touching every semantic check (phases, regexes, windows, kinds, quantities, capabilities).
+RICH = yaml.safe_load("""
+id: rich
+suite: fuzz
+title: t
+level: MUST
+cites: [{source: pkg/x.go}]
+requires: [plugin:gang]
+timeouts: {default_within: 20s}
+scheduler: {actions: "enqueue, allocate", tiers: [{plugins: [{name: gang}, {name: priority}]}]}
+setup:
+  - {apiVersion: scheduling.volcano.sh/v1beta1, kind: Queue, metadata: {name: q}}
+steps:
+  - apply:
+      apiVersion: batch.volcano.sh/v1alpha1
+      kind: Job
+      metadata: {name: j}
+      spec: {tasks: [{replicas: 1, template: {spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}}}]}
+  - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+    expect_rejection: "denied.*"
+  - wait: {phase: {object: {kind: Job, name: j}, in: [Running, Pending]}}
+    within: 10s
+  - patch: {object: {kind: Queue, name: q}, patch: {spec: {weight: 2}}}
+  - expect: {condition: {object: {kind: PodGroup, job: j}, type: Scheduled, message: "ok|fine"}, never: 2s}
+  - scheduler: {actions: allocate, tiers: [{plugins: [{name: drf}]}]}
+  - delete: {kind: Job, name: j}
+expect:
+  - sequence: {object: {kind: Queue, name: q}, phases: [Open, Closed]}
+  - object: {object: {kind: Pod, name: p}, fields: {metadata.name: {matches: "^p$"}}}
+    throughout: 1s
+  - order: {first: {phase: {object: {kind: Job, name: j}, is: Running}}, then: {event: {reason: R, message: "x+"}}}
+""")
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 json_values = st.recursive(
@@ -57,13 +89,18 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
-PATHS = _paths(VALID)[1:]
+PATHS = [(VALID, path) for path in _paths(VALID)[1:]] + [(RICH, path) for path in _paths(RICH)[1:]]
+
+
+def test_the_rich_scenario_loads() -> None:
+    loader.load_stream(io.StringIO(yaml.safe_dump(RICH, sort_keys=False)), "rich.yaml")
 
 
 @FUZZ
 @given(st.sampled_from(PATHS), st.sampled_from(["delete", "replace", "insert", "wrap"]), json_values)
-def test_mutated_valid_scenario(path: tuple[Any, ...], how: str, value: Any) -> None:
-    doc = copy.deepcopy(VALID)
+def test_mutated_valid_scenario(where: tuple[dict[str, Any], tuple[Any, ...]], how: str, value: Any) -> None:
+    valid, path = where
+    doc = copy.deepcopy(valid)
     parent = doc
     for part in path[:-1]:
         parent = parent[part]

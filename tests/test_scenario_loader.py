@@ -31,6 +31,14 @@ EXPECTED = {
     "empty.yaml": ("", 1, "the file is empty"),
     "measure-unknown-figure.yaml": ("steps[1].measure.less_than", 11, "names the figure 'with plugins', which no earlier measure step records (earlier: 'with plugin')"),
     "scenarios/gang/suite-mismatch.yaml": ("suite", 2, "the suite is 'queue' but the file is in the folder of suite 'gang'"),
+    # Issue 15: typos that passed validation and were judged at run time.
+    "bad-phase.yaml": ("expect[0].phase.is", 9, "got \"Runing\"; did you mean Running?"),
+    "zero-window.yaml": ("expect[0].never", 10, "expected a window longer than 0s, got \"0s\""),
+    "unknown-kind.yaml": ("expect[0].phase.object.kind", 9, "got \"Jbo\"; did you mean Job?"),
+    "bad-quantity.yaml": ("cluster.nodes[0].memory", 8, "expected a Kubernetes quantity such as 8, 500m or 32Gi, got \"16 gigs\""),
+    "judges-nothing.yaml": ("steps", 6, "the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step"),
+    "scenarios/gang/nested/suite-mismatch-nested.yaml": ("suite", 2, "the suite is 'queue' but the file is in the folder of suite 'gang'"),
+    "bad-regex.yaml": ("expect[0].condition.message", 9, "expected a regular expression, got \"(tasks in gang\": missing ), unterminated subpattern at position 0"),
 }
 
 
@@ -72,10 +80,11 @@ def test_vck_validate_prints_one_line_per_file_and_no_traceback() -> None:
     assert proc.returncode == 1
     lines = [line for line in proc.stderr.splitlines() if line.startswith(str(BROKEN))]
     files = {line.split(":", 1)[0] for line in lines}
-    assert len(files) == len(list(BROKEN.rglob("*.yaml"))) - 1  # two files share the duplicate-id error
+    expected = len(list(BROKEN.rglob("*.yaml"))) - 1  # two files share the duplicate-id error
+    assert len(files) == expected
     assert len(lines) == len(files)
     assert "Traceback" not in proc.stderr
-    assert proc.stderr.strip().endswith("16 problems in 16 files")
+    assert proc.stderr.strip().endswith(f"{expected} problems in {expected} files")
 
 
 def test_vck_validate_accepts_the_shipped_scenarios() -> None:

@@ -21,7 +21,7 @@ suite: devices
 title: t
 level: MUST
 cites: [{source: pkg/x.go}]
-steps: [{pause: 1s}]
+steps: [{wait: {pods: {count: 0}}}]
 """
 
 

@@ -20,7 +20,10 @@ DEFAULT_SPEC = "4"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # The annotation kwok's controller selects the nodes it manages by (kwokctl's default selector).
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
-_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$")
+# The node quantities the kit accepts (a plain subset of Kubernetes' form); the scenario schema's
+# `quantity` has the same pattern.
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$"
+_QUANTITY = re.compile(QUANTITY_PATTERN)
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 

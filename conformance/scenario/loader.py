@@ -17,11 +17,18 @@ from typing import IO, Any, Iterable, Sequence
 import jsonschema
 import yaml
 
-from conformance.scenario import models, profiles
+from conformance.scenario import models, profiles, semantics
 
 log = logging.getLogger(__name__)
 SCHEMA_PATH = pathlib.Path(__file__).with_name("scenario.schema.json")
+# A scenario is a few KiB and a few hundred YAML nodes (the largest shipped: 10 KiB, 904 nodes).
+# Larger files are refused before parsing, and documents whose aliases expand past MAX_NODES
+# (a "billion laughs" bomb) before anything walks them.
+MAX_BYTES = 512 * 1024
+MAX_NODES = 100_000
 Path = tuple[Any, ...]
+ERROR = "error"
+WARNING = "warning"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,9 +38,16 @@ class Problem:
     line: int  # 1-based; 0 when unknown
     message: str
     column: int = 0
+    severity: str = ERROR  # a WARNING is shown but refuses nothing
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == ERROR
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
+        if not self.is_error:
+            where += f": {self.severity}"
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
 
@@ -92,6 +106,38 @@ def _walk(node: yaml.Node, path: Path, pos: _Positions) -> None:
             _walk(item, (*path, i), pos)
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expansion(root: yaml.Node, name: str) -> None:
+    """Refuse a document whose aliases would expand it past MAX_NODES, or into itself. An alias is
+    the very node its anchor names, so each node's expanded size is counted once (no expanding)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # being counted: the path from the root to the current node
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, counted_children = stack.pop()
+        if counted_children:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[id(node)] > MAX_NODES:
+                raise ScenarioError([Problem(name, "", node.start_mark.line + 1, f"YAML aliases expand the document past {MAX_NODES} nodes here (an alias bomb?); a scenario is a few hundred nodes: write it out or use fewer aliases")])
+            continue
+        if id(node) in sizes:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in open_nodes:
+                raise ScenarioError([Problem(name, "", child.start_mark.line + 1, "a YAML alias refers to a node that contains it; a scenario cannot contain itself")])
+            stack.append((child, False))
+
+
 def _parse(text: str, name: str) -> tuple[Any, _Positions]:
     try:
         nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
@@ -105,6 +151,7 @@ def _parse(text: str, name: str) -> tuple[Any, _Positions]:
         raise ScenarioError([Problem(name, "", 1, "the file is empty; a scenario is a YAML mapping with id, suite, title, level, cites and steps")])
     if len(nodes) > 1:
         raise ScenarioError([Problem(name, "", nodes[1].start_mark.line + 1, "holds more than one YAML document; put one scenario per file")])
+    _check_expansion(nodes[0], name)
     pos = _Positions()
     _walk(nodes[0], (), pos)
     try:
@@ -168,7 +215,8 @@ def _message(err: jsonschema.ValidationError) -> tuple[list[Any], str]:
             return path, f"expected a duration such as 30s, 500ms, 2m or 1.5h, got {_got(value)}"
         return path, f"{_got(value)} does not have the expected form ({sch.get('description') or err.validator_value})"
     if validator == "enum":
-        return path, f"expected one of {', '.join(map(str, err.validator_value))}, got {_got(value)}"
+        hint = semantics.closest(value, [str(v) for v in err.validator_value]) if isinstance(value, str) else ""
+        return path, f"expected one of {', '.join(map(str, err.validator_value))}, got {_got(value)}{hint}"
     if validator in ("minimum", "maximum"):
         return path, f"expected a number {'>=' if validator == 'minimum' else '<='} {err.validator_value}, got {_got(value)}"
     if validator in ("minItems", "minLength", "minProperties"):
@@ -197,11 +245,23 @@ def _profile_problems(doc: dict[str, Any], pos: _Positions, name: str) -> list[P
     return [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in profiles.problems(doc, plain)]
 
 
+def _semantic_problems(doc: dict[str, Any], pos: _Positions, name: str, findings: list[semantics.Finding]) -> list[Problem]:
+    """What the document means that its shape cannot say (conformance.scenario.semantics)."""
+    out = []
+    for found in findings:
+        line, column = pos.line(found.path)
+        out.append(Problem(name, format_path(found.path), line, found.message, column, WARNING if found.warning else ERROR))
+    return sorted(out, key=lambda p: (p.line, p.column))
+
+
 # --- loading ------------------------------------------------------------------------------------------
-def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> models.Scenario:
-    """The scenario in `stream`; ScenarioError listing every problem found."""
+def read_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> tuple[models.Scenario, list[Problem]]:
+    """The scenario in `stream` and its warnings; ScenarioError listing every problem (its warnings
+    too) when any is an error."""
     try:
-        raw = stream.read()
+        raw = stream.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise ScenarioError([Problem(name, "", 0, f"the file is larger than {MAX_BYTES // 1024} KiB, too large for a scenario; refused before parsing")])
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as err:
         raise ScenarioError([Problem(name, "", 0, f"not UTF-8 text: {err}")]) from None
@@ -209,29 +269,55 @@ def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
     problems = [Problem(name, format_path(p), line, f"duplicate key {key!r} (YAML keeps only the last)") for p, key, line in pos.duplicates]
     if not isinstance(doc, dict):
         raise ScenarioError([*problems, Problem(name, "", 1, f"expected a mapping with id, suite, title, level, cites and steps, got {type(doc).__name__}")])
-    problems += _schema_problems(doc, pos, name)
+    schema_problems = _schema_problems(doc, pos, name)
+    problems += schema_problems
     problems += _profile_problems(doc, pos, name)
-    if not problems:
+    problems += _semantic_problems(doc, pos, name, semantics.findings(doc))
+    if not schema_problems:
+        problems += _semantic_problems(doc, pos, name, semantics.nothing_judged(doc))
         problems += [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in models.measure_problems(doc)]
-    if not problems and folder_suite is not None and doc.get("suite") != folder_suite:
-        problems.append(Problem(name, "suite", pos.line(("suite",))[0], f"the suite is {doc.get('suite')!r} but the file is in the folder of suite {folder_suite!r}; make them equal"))
-    if problems:
+    problems += _suite_problems(doc, pos, name, folder_suite)
+    if any(p.is_error for p in problems):
         raise ScenarioError(problems)
     try:
-        return models.from_document(doc, pathlib.Path(name))
+        return models.from_document(doc, pathlib.Path(name)), problems
     except (ValueError, KeyError, TypeError) as err:
         raise ScenarioError([Problem(name, "", 0, str(err))]) from None
 
 
+def load_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None = None) -> models.Scenario:
+    """The scenario in `stream` (its warnings aside); ScenarioError listing every problem found."""
+    return read_stream(stream, name, folder_suite)[0]
+
+
 def _folder_suite(path: pathlib.Path) -> str | None:
-    """`scenarios/<suite>/file.yaml` says its suite by its folder."""
-    return path.parent.name if path.parent.parent.name == "scenarios" else None
+    """`scenarios/<suite>/file.yaml` (or deeper, `scenarios/<suite>/more/file.yaml`) says its suite
+    by its folder under the nearest folder named `scenarios`; "" for a file in `scenarios/` itself;
+    None outside a scenarios tree."""
+    folders = path.parent.parts
+    if "scenarios" not in folders:
+        return None
+    under = folders[len(folders) - folders[::-1].index("scenarios"):]
+    return under[0] if under else ""
 
 
-def load_file(path: pathlib.Path) -> models.Scenario:
+def _suite_problems(doc: dict[str, Any], pos: _Positions, name: str, folder_suite: str | None) -> list[Problem]:
+    suite = doc.get("suite")
+    if folder_suite is None or not isinstance(suite, str) or suite == folder_suite:
+        return []
+    if folder_suite == "":
+        message = f"the file sits in scenarios/ itself; expected it in scenarios/{suite}/, the folder of its suite"
+    else:
+        message = f"the suite is {suite!r} but the file is in the folder of suite {folder_suite!r}; make them equal"
+    line, column = pos.line(("suite",))
+    return [Problem(name, "suite", line, message, column)]
+
+
+def read_file(path: pathlib.Path) -> tuple[models.Scenario, list[Problem]]:
+    """The scenario in the file and its warnings; ScenarioError when any problem is an error."""
     try:
         with open(path, "rb") as stream:
-            return load_stream(stream, str(path), _folder_suite(path.resolve()))
+            return read_stream(stream, str(path), _folder_suite(path.resolve()))
     except ScenarioError:
         raise
     except OSError as err:
@@ -239,6 +325,10 @@ def load_file(path: pathlib.Path) -> models.Scenario:
     except Exception as err:  # never a traceback for bad input
         log.debug("loading %s failed", path, exc_info=True)
         raise ScenarioError([Problem(str(path), "", 0, f"could not be loaded: {err.__class__.__name__}: {err}")]) from None
+
+
+def load_file(path: pathlib.Path) -> models.Scenario:
+    return read_file(path)[0]
 
 
 def scenario_files(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
@@ -252,12 +342,14 @@ def scenario_files(paths: Sequence[pathlib.Path]) -> list[pathlib.Path]:
 
 
 def load_tree(paths: Sequence[pathlib.Path]) -> tuple[list[models.Scenario], list[Problem]]:
-    """Every scenario under `paths`, and every problem (bad files, ids used twice)."""
+    """Every scenario under `paths`, and every problem (bad files, ids used twice) and warning."""
     found: list[models.Scenario] = []
     problems: list[Problem] = []
     for path in scenario_files(paths):
         try:
-            found.append(load_file(path))
+            scenario, warnings = read_file(path)
+            found.append(scenario)
+            problems += warnings
         except ScenarioError as err:
             problems += err.problems
     by_id: dict[str, models.Scenario] = {}

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv toolchain browser clean-venv
+.PHONY: demo test check venv toolchain browser clean-venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,20 @@ browser:
 demo: toolchain
 	$(BIN)/vck run
 
+# Every test: xdist workers take tests as they free up (worksteal: no worker idles while another
+# has a queue); the 15 slowest are listed, and the wall time is printed last.
+TEST_WORKERS ?= 3
 test: toolchain browser
-	$(BIN)/pytest -n 2
+	@started=$$(date +%s); status=0; \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal --durations 15 || status=$$?; \
+	echo "make test: wall time $$(( $$(date +%s) - started ))s (exit $$status)"; exit $$status
+
+# The tests that need no cluster (VCK_NO_CLUSTERS turns a test that starts one anyway into a
+# failure): a minute or two, no toolchain needed.
+check: venv
+	@started=$$(date +%s); status=0; \
+	VCK_NO_CLUSTERS=1 $(BIN)/pytest -n 2 --dist worksteal -m "not cluster" --durations 10 || status=$$?; \
+	echo "make check: wall time $$(( $$(date +%s) - started ))s (exit $$status)"; exit $$status
 
 clean-venv:
 	rm -rf $(VENV)

@@ -16,6 +16,7 @@ from typing import Sequence
 
 import pytest
 
+from conformance import parallel
 from conformance.cluster import registry
 from conformance.impl import registry as impl_registry
 from conformance.report import json_report, results, score, writer
@@ -37,11 +38,14 @@ class RunConfig:
     backend: str = "embedded"
     kubeconfig: str | None = None
     kube_context: str | None = None
-    jobs: int = 1
+    # A number of workers, or parallel.AUTO: chosen from the machine's cores and memory.
+    jobs: int | str = parallel.AUTO
     time_scale: float = 1.0
     reports: pathlib.Path = DEFAULT_REPORTS
     run_id: str | None = None
     verbose: bool = False
+    # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
+    _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     def validate(self) -> list[str]:
         problems = []
@@ -50,29 +54,50 @@ class RunConfig:
                 problems.append(f"scenario path {path} does not exist")
         if self.backend not in registry.BACKENDS:
             problems.append(f"backend {self.backend!r}: use one of {', '.join(registry.BACKENDS)}")
-        if self.jobs < 1:
-            problems.append(f"--jobs {self.jobs}: must be at least 1")
+        try:
+            parallel.parse_jobs(str(self.jobs))
+        except ValueError as err:
+            problems.append(str(err))
         if self.time_scale <= 0:
             problems.append(f"--time-scale {self.time_scale}: must be greater than 0")
         try:
             impl_registry.implementation(self.implementation)
         except Exception as err:
             problems.append(str(err))
-        known = {sc.suite for sc in self.selected_or_empty()}
+        found = self.selected_or_empty()
+        assert self._loaded is not None
+        # A file that does not load is never dropped quietly: the run refuses to start.
+        problems += [f"invalid scenario: {p}" for p in self._loaded[2] if p.is_error]
+        existing = [p for p in self.scenarios if pathlib.Path(p).exists()]
+        if existing and not found:
+            problems.append(f"no scenario under {', '.join(map(str, existing))} (scenario files are YAML files in a folder named after their suite, under a folder named `scenarios`)")
+        known = {sc.suite for sc in found}
         for suite in self.suites:
             if suite not in known:
                 problems.append(f"no suite {suite!r} under {', '.join(map(str, self.scenarios))}; suites: {', '.join(sorted(known))}")
         return problems
 
     def selected_or_empty(self) -> list[models.Scenario]:
-        found, _ = loader.load_tree([pathlib.Path(p) for p in self.scenarios])
-        return found
+        """Every scenario under the configured paths, loaded once per config."""
+        key = tuple(str(p) for p in self.scenarios)
+        if self._loaded is None or self._loaded[0] != key:
+            found, problems = loader.load_tree([pathlib.Path(p) for p in self.scenarios if pathlib.Path(p).exists()])
+            self._loaded = (key, found, problems)
+        return self._loaded[1]
 
-    def selected_paths(self) -> list[str]:
+    def selected(self) -> list[models.Scenario]:
         found = self.selected_or_empty()
         if self.suites:
             found = [sc for sc in found if sc.suite in self.suites]
-        return sorted(str(sc.path) for sc in found)
+        return found
+
+    def selected_paths(self) -> list[str]:
+        return sorted(str(sc.path) for sc in self.selected())
+
+    def workers(self) -> int:
+        """The number of workers the run uses (`auto` resolved for this machine and selection)."""
+        jobs = parallel.parse_jobs(str(self.jobs))
+        return parallel.auto_workers(len(self.selected())) if jobs == parallel.AUTO else int(jobs)
 
     def pytest_args(self, run_id: str) -> list[str]:
         args = [
@@ -93,8 +118,12 @@ class RunConfig:
             args += ["--vck-context", self.kube_context]
         if self.keyword:
             args += ["-k", self.keyword]
-        if self.jobs > 1:
-            args += ["-n", str(self.jobs)]
+        workers = self.workers()
+        if workers > 1:
+            # worksteal: each worker starts on a contiguous share of the sorted scenarios (so
+            # scenarios sharing a scheduler conf and node shapes stay together and the
+            # implementation restarts rarely), and an idle worker takes half of a busy one's rest.
+            args += ["-n", str(workers), "--dist", "worksteal"]
         args += ["-q"] if not self.verbose else ["-v"]
         return args
 
@@ -132,6 +161,7 @@ class ReportConfig:
     time_scale: float
     # time.time() when the run started.
     started: float
+    workers: int = 1
 
 
 def write_reports(config: ReportConfig, scenario_results: Sequence[results.ScenarioResult]) -> pathlib.Path:
@@ -155,6 +185,7 @@ def write_reports(config: ReportConfig, scenario_results: Sequence[results.Scena
         wall_time_s=round(time.time() - config.started, 1),
         time_scale=config.time_scale,
         command=" ".join(shlex.quote(a) for a in sys.argv),
+        workers=config.workers,
     )
     ordered = tuple(sorted(scenario_results, key=lambda r: (r.suite, r.id)))
     return writer.write_all(results.RunResult(meta, ordered), config.reports)

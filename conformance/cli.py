@@ -10,7 +10,9 @@ from typing import Sequence
 
 import pathlib
 
-from conformance import api, scaffold
+import pytest
+
+from conformance import api, parallel, scaffold
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
 from conformance.report import score, timing
@@ -74,12 +76,17 @@ def _cluster_status(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    backend = args.backend
+    if backend is None:
+        backend = "existing" if args.kubeconfig else "embedded"
+        if args.kubeconfig:
+            print(f"vck run: --kubeconfig given without --backend: using the existing backend on {args.kubeconfig}", file=sys.stderr)
     config = api.RunConfig(
         scenarios=[pathlib.Path(p) for p in args.paths] or [api.DEFAULT_SCENARIOS],
         suites=[s for part in args.suite for s in part.split(",") if s],
         keyword=args.k,
         implementation=args.impl,
-        backend=args.backend,
+        backend=backend,
         kubeconfig=args.kubeconfig,
         kube_context=args.context,
         jobs=args.jobs,
@@ -95,7 +102,10 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     outcome = api.run(config)
     if outcome.run is None:
-        print(f"vck run: no report was written (pytest exited {outcome.pytest_exit}); see the output above", file=sys.stderr)
+        if outcome.pytest_exit == int(pytest.ExitCode.NO_TESTS_COLLECTED):
+            print(f"vck run: no scenario matches -k {config.keyword!r}" if config.keyword else "vck run: no scenario was selected", file=sys.stderr)
+        else:
+            print(f"vck run: no report was written (pytest exited {outcome.pytest_exit}); see the output above", file=sys.stderr)
         return 2
     overall = score.tally(outcome.run.scenarios)
     percent = f"{overall.score * 100:.0f}%" if overall.score is not None else "n/a"
@@ -182,10 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--suite", action="append", default=[], help="only these suites (comma-separated, repeatable)")
     run.add_argument("-k", default=None, help="only scenarios whose id matches this pytest -k expression")
     run.add_argument("--impl", default="reference", help="implementation: reference, reference:broken=gang, volcano[:VERSION], volcano-helm:chart=C,images=R,tag=T, volcano-manifests:file=F,images=R,tag=T, preinstalled:CAPS.yaml")
-    run.add_argument("--backend", choices=registry.BACKENDS, default="embedded")
+    run.add_argument("--backend", choices=registry.BACKENDS, default=None, help="embedded (default), kind, or existing (the default when --kubeconfig is given)")
     run.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
     run.add_argument("--context", help="existing backend: the context to use")
-    run.add_argument("--jobs", type=int, default=1, help="parallel workers, each with its own embedded cluster")
+    run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: two per core, as memory allows)")
     run.add_argument("--time-scale", type=float, default=1.0, help="stretch every window for slow clusters")
     run.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where reports go (a folder per run, and `latest`)")
     run.add_argument("--run-id", default=None, help="the report folder's name (default: a timestamp)")

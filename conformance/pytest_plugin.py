@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import re
@@ -30,7 +31,7 @@ SESSION_KEY = pytest.StashKey["session.Session"]()
 RESULTS_KEY = pytest.StashKey[list]()
 STARTED_KEY = pytest.StashKey[float]()
 REPORT_KEY = pytest.StashKey[pathlib.Path]()
-PROGRESS_KEY = pytest.StashKey[dict]()
+PROGRESS_KEY = pytest.StashKey["Progress"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -75,6 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _CONFIG["config"] = config
     config.stash[RESULTS_KEY] = []
     config.stash[STARTED_KEY] = time.time()
+    config.stash[PROGRESS_KEY] = Progress()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -149,13 +151,15 @@ def describe(result: results.ScenarioResult) -> str:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Scenarios sharing a scheduler conf run together; the kit's own tests keep their order first."""
+    """Scenarios sharing a scheduler conf run together, and within those the ones sharing node
+    shapes, so a worker restarts the implementation and reshapes nodes as rarely as it can; the
+    kit's own tests keep their order first."""
 
-    def key(item: pytest.Item) -> tuple[int, str, str, str]:
+    def key(item: pytest.Item) -> tuple[int, str, str, str, str]:
         if isinstance(item, ScenarioItem):
             sc = item.scenario
-            return (1, sc.scheduler_key(), sc.suite, sc.id)
-        return (0, "", "", "")
+            return (1, sc.scheduler_key(), repr((sc.nodes, sc.profile)), sc.suite, sc.id)
+        return (0, "", "", "", "")
 
     items.sort(key=key)
 
@@ -177,36 +181,55 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             backend=config.getoption("--vck-backend"),
             time_scale=config.getoption("--vck-time-scale"),
             started=config.stash[STARTED_KEY],
+            workers=max(1, int(getattr(config.option, "numprocesses", None) or 1)),
         )
         folder = api.write_reports(report, own)
         config.stash[REPORT_KEY] = folder
 
 
+@dataclasses.dataclass
+class Progress:
+    """The running tally behind `--vck-progress`, kept by the process that prints it."""
+
+    total: int = 0
+    done: int = 0
+    tally: dict[str, int] = dataclasses.field(default_factory=dict)
+    started: float = dataclasses.field(default_factory=time.monotonic)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    session.config.stash[PROGRESS_KEY] = {"total": sum(isinstance(i, ScenarioItem) for i in session.items), "done": 0, "tally": {}}
+    session.config.stash[PROGRESS_KEY].total = sum(isinstance(i, ScenarioItem) for i in session.items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Under xdist the controller collects nothing itself: the workers' collections say how many."""
+    progress = node.config.stash[PROGRESS_KEY]
+    progress.total = max(progress.total, sum(".yaml::" in i or ".yml::" in i for i in ids))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """With --vck-progress: `[3/12] PASSED gang/no-partial-gang (14.2s) | passed 3` per scenario."""
+    """With --vck-progress: `[3/12 0:42] PASSED gang/no-partial-gang (14.2s) | passed 3` per scenario."""
     config = _CONFIG.get("config")
     if config is None or not config.getoption("--vck-progress") or getattr(config, "workerinput", None) is not None:
         return
     props = dict(report.user_properties)
     if "vck_status" not in props or report.when != "call":
         return
-    progress = config.stash.get(PROGRESS_KEY, {"total": 0, "done": 0, "tally": {}})
-    progress["done"] += 1
+    progress = config.stash[PROGRESS_KEY]
+    progress.done += 1
     status = str(props["vck_status"])
-    progress["tally"][status] = progress["tally"].get(status, 0) + 1
-    tally = ", ".join(f"{k} {v}" for k, v in sorted(progress["tally"].items()))
-    total = progress["total"] or "?"
+    progress.tally[status] = progress.tally.get(status, 0) + 1
+    tally = ", ".join(f"{k} {v}" for k, v in sorted(progress.tally.items()))
+    minutes, seconds = divmod(int(time.monotonic() - progress.started), 60)
     writer = config.get_terminal_writer()
-    writer.line(f"[{progress['done']}/{total}] {status.upper():<11} {report.nodeid.split('::')[-1]} ({report.duration:.1f}s) | {tally}")
+    writer.line(f"[{progress.done}/{progress.total or '?'} {minutes}:{seconds:02d}] {status.upper():<11} {report.nodeid.split('::')[-1]} ({report.duration:.1f}s) | {tally}")
 
 
 _CONFIG: dict[str, pytest.Config] = {}
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     data = getattr(node, "workeroutput", {}).get("vck_results")
     if data:

@@ -12,6 +12,9 @@ import kubernetes
 import pytest
 
 from conformance.cluster import base, embedded, kube, nodes
+from conformance.impl import reference
+from conformance.runner import context
+from tests import full_run, suite_runs
 
 # Deliberately broken scenario files for the loader's tests: never collected as scenarios.
 collect_ignore = ["data"]
@@ -62,3 +65,54 @@ def own_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnCluster
         yield OwnCluster(handle, backend.state_dir("vck-own"), kube.client(handle.kubeconfig, handle.context))
     finally:
         backend.down("vck-own")
+
+
+# Fixtures that start or use a cluster: a test asking for one is a `cluster` test, so
+# `make check` (`-m "not cluster"`) leaves it out without every module having to say so.
+CLUSTER_FIXTURES = frozenset({"vck_cluster", "vck_api", "vck_namespace", "vck_context", "own_cluster", "reference_run", "broken_context"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.cluster)
+    items.sort(key=_order)
+
+
+@pytest.fixture(scope="session")
+def reference_run(tmp_path_factory: pytest.TempPathFactory) -> full_run.FullRun:
+    """The full reference run `make demo` does (`vck run`, every suite, default workers), done
+    once per test session and shared by every xdist worker: the first to ask runs it, the others
+    wait for it and read what it wrote."""
+    return full_run.shared(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def broken_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[context.RunContext]:
+    """A private embedded cluster per xdist worker with the reference on it, for running broken
+    builds in-process: a test sets `implementation.broken` and runs its scenarios; only the
+    processes the change concerns restart (a scheduler plugin only reloads the scheduler conf)."""
+    root = tmp_path_factory.mktemp("broken")
+    backend = embedded.EmbeddedBackend(state_root=root / "state", progress=lambda _: None)
+    name = f"vck-broken-{os.getpid()}"
+    handle = backend.up(name, nodes.parse(None))
+    implementation = reference.Reference(workdir=root / "reference")
+    try:
+        yield context.RunContext(handle, implementation, time_scale=float(suite_runs.BROKEN_TIME_SCALE))
+    finally:
+        try:
+            implementation.stop()
+        finally:
+            backend.down(name)
+
+
+# The full reference run is the longest test: it goes first, so a worker starts it at once. A test
+# that reads it only after its own long run (the controller chaos test) goes last, so it never
+# waits idle for the full run to finish.
+RUN_FIRST = ("test_reference_run.py",)
+RUN_LAST = ("test_controller_suites.py",)
+
+
+def _order(item: pytest.Item) -> int:
+    name = item.path.name
+    return 0 if name in RUN_FIRST else 2 if name in RUN_LAST else 1

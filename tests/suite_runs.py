@@ -43,20 +43,6 @@ def explain(report: dict[str, Any]) -> str:
     return json.dumps([(s["id"], s["status"], s["reason"]) for s in report["scenarios"] if s["status"] != "passed"], indent=1, ensure_ascii=False)
 
 
-def assert_broken_build_fails(tmp_path: pathlib.Path, suite: str, feature: str, selection: str, count: int) -> None:
-    """`reference:broken=FEATURE` must fail every scenario of the selection (and exactly `count` are
-    selected, so a renamed scenario cannot silently drop out), each with a reason and every failed
-    check saying what was expected and what was observed."""
-    proc, report = vck_run(tmp_path, "--suite", suite, "-k", selection, "--impl", f"reference:broken={feature}", "--time-scale", BROKEN_TIME_SCALE)
-    statuses = verdicts(report)
-    assert len(statuses) == count, f"the selection {selection!r} picked {sorted(statuses)}"
-    assert set(statuses.values()) == {"failed"}, f"with {feature} off these should all fail: {explain(report)}"
-    assert proc.returncode == 1 and "NOT CERTIFIED" in proc.stdout
-    for scenario in report["scenarios"]:
-        failed = [c for c in scenario["checks"] if not c["passed"]]
-        assert scenario["reason"] and all(c["expected"] and c["observed"] for c in failed), scenario
-
-
 def volcano_jobs(scenario_id: str) -> dict[str, dict[str, Any]]:
     """The Volcano Job manifests a scenario's steps apply, by name."""
     scenarios, _ = loader.load_tree([REPO / "scenarios"])

@@ -1,7 +1,6 @@
-"""The scheduler suites written so far (queue, predicates, enqueue, preempt, reclaim,
-elastic-sharing, binpack, backfill, sla, task-topology, drf, devices, gpu-aware; gang has its own test) end to end:
-they pass on the reference, fail when the action or plugin they test is taken out of the scheduler
-conf, and converge when the scheduler is killed in the middle of binding a gang."""
+"""The gang, preempt and reclaim suites converge when the scheduler is killed in the middle of
+binding a gang. That the scheduler suites pass on the reference is tests/test_reference_run.py;
+that each fails without its action or plugin, tests/test_broken_builds.py."""
 
 from __future__ import annotations
 
@@ -11,53 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.suite_runs import assert_broken_build_fails, explain, replicas_by_job, vck_run, verdicts, volcano_jobs
+from tests.suite_runs import explain, replicas_by_job, vck_run, verdicts, volcano_jobs
 
 pytestmark = pytest.mark.cluster
-SUITES = "queue,predicates,enqueue,preempt,reclaim,elastic-sharing,binpack,nodeorder,backfill,sla,task-topology,drf,devices,hypernode,gpu-aware,numa,gpu-podaffinity,operators"
-
-
-def test_scheduler_suites_pass_on_the_reference(tmp_path: pathlib.Path) -> None:
-    proc, report = vck_run(tmp_path, "--suite", SUITES, "--jobs", "2")
-    assert set(verdicts(report).values()) == {"passed"}, explain(report)
-    assert proc.returncode == 0
-
-
-BROKEN = [
-    ("queue", "proportion", "weights or capability-caps-queue or guarantee or overused-queue or closed-queue", 5),
-    ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods or pod-affinity or pod-anti-affinity or host-ports", 8),
-    ("enqueue", "overcommit", "default-factor or too-big", 2),
-    ("preempt", "preempt", "by-priority or down-to-min or across-queues", 3),
-    ("preempt", "gang", "not-below-min-available", 1),
-    ("reclaim", "reclaim", "from-overused or weights", 2),
-    ("reclaim", "capacity", "capacity-down-to-deserved or capacity-capability or capacity-only-from", 3),
-    ("queue", "capacity", "capacity-hierarchy", 1),
-    ("drf", "drf", "smaller-dominant-share or preempt-until-shares or shares-would-invert or hierarchy-shares", 4),
-    ("elastic-sharing", "preempt", "inference", 1),
-    ("binpack", "binpack", "fuller or weights", 2),
-    ("gang", "gang", "best-effort-members-wait", 1),
-    ("gang", "backfill", "best-effort-members-complete", 1),
-    ("gang", "allocate", "full-occupancy", 1),
-    ("backfill", "backfill", "pods-placed or beside-pending", 2),
-    ("sla", "sla", "permits-enqueue or global or earlier-deadline or higher-priority", 4),
-    ("task-topology", "task-topology", "same-node or spreads or between-kinds or task-order", 4),
-    ("nodeorder", "nodeorder", "least-requested or preferred-node-affinity", 2),
-    ("devices", "allocate", "gpu-request-runs or exhausted-gpus or unhealthy-gpus or vendor-resource-names", 4),
-    # Hard confinement lives in allocate upstream, so only the soft scenarios depend on the plugin;
-    # the hard ones fail when the job controller no longer hands the Job's networkTopology on.
-    ("hypernode", "network-topology-aware", "soft-keeps-pods-together or soft-prefers-the-nearer", 2),
-    ("hypernode", "network-topology", "hard", 5),
-    ("numa", "numa-aware", "needs-one-numa-node or refuses-split-cpus or prefers-fewer-numa-nodes or must-match-the-node or follows-the-node or only-guaranteed", 6),
-    ("gpu-aware", "gpu-aware", "exact-fit or fewer-fragmented or loss-weight or weight-against", 4),
-    ("gpu-podaffinity", "gpu-podaffinity", "seed-example or no-supernode or atomic or invalid-group", 5),
-    ("operators", "gpu-podaffinity", "units", 2),
-    ("operators", "gang", "gang", 4),
-]
-
-
-@pytest.mark.parametrize(("suite", "plugin", "selection", "count"), BROKEN, ids=[f"{s}-without-{p}" for s, p, _, _ in BROKEN])
-def test_suite_fails_without_its_plugin(tmp_path: pathlib.Path, suite: str, plugin: str, selection: str, count: int) -> None:
-    assert_broken_build_fails(tmp_path, suite, plugin, selection, count)
 
 
 def min_available_by_job(scenario_id: str) -> dict[str, int]:

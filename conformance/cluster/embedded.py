@@ -28,6 +28,9 @@ STAGES_DIR = pathlib.Path(__file__).parent / "stages"
 API_READY_TIMEOUT_S = 120.0
 NODES_READY_TIMEOUT_S = 60.0
 Progress = Callable[[str], None]
+# Set (to anything) where no cluster may start: `make check` runs the tests that need none, and
+# this turns a test that starts one anyway into a clear failure instead of a slow pass.
+NO_CLUSTERS_ENV = "VCK_NO_CLUSTERS"
 
 
 def _stderr(line: str) -> None:
@@ -103,6 +106,8 @@ class EmbeddedBackend:
         state = self.state_dir(cluster)
         if state.exists():
             return self._reuse(cluster, groups)
+        if os.environ.get(NO_CLUSTERS_ENV):
+            raise base.ClusterError(f"{NO_CLUSTERS_ENV} is set: no cluster may start here (mark a test that needs one `cluster`)")
         tools = self.tools()
         started = time.monotonic()
         try:

@@ -51,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    # SIGHUP is the child's (the reference scheduler reads its conf again): pass it on.
+    current: list[subprocess.Popen[str]] = []
+    signal.signal(signal.SIGHUP, lambda *_: current and current[-1].poll() is None and current[-1].send_signal(signal.SIGHUP))
     kills = 0
     announced = False
     matched = threading.Event()
@@ -59,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         spared = matched.is_set() if kills else False
         matched = threading.Event()
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        current[:] = [child]
         pump = threading.Thread(target=_pump, args=(child, ready, None if spared else kill_on, matched), daemon=True)
         pump.start()
         while not ready.wait(0.2):

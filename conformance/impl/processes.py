@@ -31,17 +31,35 @@ class ManagedProcess:
         # A session of its own: a terminal's Ctrl-C reaches the kit, which stops it in order.
         self.proc = subprocess.Popen(list(self.argv), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
 
-    def wait_ready(self, marker: str, timeout_s: float) -> None:
-        """Until the log shows `marker` (a regular expression); ImplementationError if it exits first."""
+    def wait_ready(self, marker: str, timeout_s: float, since: int = 0) -> None:
+        """Until the log shows `marker` (a regular expression) after byte `since`;
+        ImplementationError if the process exits first."""
         pattern = re.compile(marker)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if pattern.search(self.log_path.read_text(errors="replace")):
+            if pattern.search(self.log_since(since)):
                 return
             if self.exited():
                 raise base.ImplementationError(f"{self.name} exited with {self.proc.returncode if self.proc else '?'} while starting:\n{self.tail()}")
             time.sleep(0.05)  # polling a log file: the process signals readiness only by writing it
         raise base.ImplementationError(f"{self.name} did not log {marker!r} within {timeout_s:.0f}s:\n{self.tail()}")
+
+    def log_since(self, offset: int) -> str:
+        with open(self.log_path, "rb") as log:
+            log.seek(offset)
+            return log.read().decode(errors="replace")
+
+    def log_size(self) -> int:
+        """Where the log ends now: pass it to wait_ready to wait for a line written after this."""
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def signal(self, signum: int) -> None:
+        """Send a signal to the process itself (not its group)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signum)
 
     def exited(self) -> bool:
         return self.proc is None or self.proc.poll() is not None

@@ -14,11 +14,13 @@ job-plugins, dependson, ttl, commands, elastic, network-topology, queue, podgrou
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
-import json
 import logging
 import os
 import pathlib
+import re
+import signal
 import sys
 import tempfile
 from typing import Any, Mapping, Sequence
@@ -56,8 +58,25 @@ def without(conf: Mapping[str, Any], broken: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+# What the reference scheduler logs when a changed conf file does not load (it keeps the old one).
+CONF_REFUSED = r"scheduler conf \S+ does not load"
+
+
+def conf_loaded(text: str) -> str:
+    """The line the reference scheduler logs once it runs the conf whose file holds `text`."""
+    return f"scheduler conf loaded (sha256 {hashlib.sha256(text.encode()).hexdigest()[:16]})"
+
+
 # The reference scheduler's log line after the first bind of a gang of two or more.
 GANG_FIRST_BIND = r"bound .* \(gang .*: 1 of ([2-9]|[1-9][0-9]+)\)"
+
+
+def known_broken() -> tuple[str, ...]:
+    """Every name `reference:broken=` takes: the reference's actions and plugins (from its claims
+    file), its controller features and its webhook checks."""
+    doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
+    parts = [c.partition(":")[2] for c in doc["capabilities"] if c.startswith(("action:", "plugin:"))]
+    return tuple(sorted({*parts, *CONTROLLER_FEATURES, *WEBHOOK_FEATURES}))
 
 
 class Reference:
@@ -68,22 +87,39 @@ class Reference:
         self.chaos_seed = chaos_seed
         # The same for the scheduler, which is also killed right after the first bind of a gang.
         self.scheduler_chaos_seed = scheduler_chaos_seed
-        self.name = (
-            "reference"
-            + (f":broken={','.join(self.broken)}" if self.broken else "")
-            + (f":chaos={chaos_seed}" if chaos_seed is not None else "")
-            + (f":scheduler-chaos={scheduler_chaos_seed}" if scheduler_chaos_seed is not None else "")
-        )
         # VCK_REFERENCE_WORKDIR keeps the processes' logs where a caller (or a test) can read them.
         env_dir = os.environ.get("VCK_REFERENCE_WORKDIR")
         self.workdir = workdir or (pathlib.Path(env_dir) if env_dir else pathlib.Path(tempfile.mkdtemp(prefix="vck-reference-")))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._cluster: base.ClusterHandle | None = None
-        self._conf_key: str | None = None
+        # The scheduler conf the running scheduler was given, as written to its file.
+        self._conf_text: str | None = None
         self._wait_default_queues = queues.DefaultQueueWait()
         self._controller: processes.ManagedProcess | None = None
         self._scheduler: processes.ManagedProcess | None = None
         self._webhook: processes.ManagedProcess | None = None
+
+    @property
+    def broken(self) -> tuple[str, ...]:
+        return self._broken
+
+    @broken.setter
+    def broken(self, names: Sequence[str]) -> None:
+        """Which features are switched off; the next `ensure` restarts only the processes this
+        changes (a scheduler plugin or action only changes the scheduler's conf)."""
+        unknown = sorted(set(names) - set(known_broken()))
+        if unknown:
+            raise impl_base.ImplementationError(f"reference:broken={','.join(names)}: unknown {', '.join(unknown)}; known: {', '.join(known_broken())}")
+        self._broken = tuple(names)
+
+    @property
+    def name(self) -> str:
+        return (
+            "reference"
+            + (f":broken={','.join(self.broken)}" if self.broken else "")
+            + (f":chaos={self.chaos_seed}" if self.chaos_seed is not None else "")
+            + (f":scheduler-chaos={self.scheduler_chaos_seed}" if self.scheduler_chaos_seed is not None else "")
+        )
 
     # --- claims -----------------------------------------------------------------------------------
     def capabilities(self) -> frozenset[str]:
@@ -95,44 +131,82 @@ class Reference:
         return {"implementation": f"reference {doc.get('version', 'dev')}"}
 
     # --- lifecycle --------------------------------------------------------------------------------
+    def _webhook_args(self, cluster: base.ClusterHandle) -> list[str]:
+        disabled = ",".join(WEBHOOK_FEATURES[b] for b in self.broken if b in WEBHOOK_FEATURES)
+        return ["-m", "reference_scheduler.webhooks", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--cert-dir", str(self.workdir / "webhook-certs"), "--disable", disabled]
+
+    def _controller_args(self, cluster: base.ClusterHandle) -> list[str]:
+        disabled = ",".join(b for b in self.broken if b in CONTROLLER_FEATURES)
+        args = ["-m", "reference_scheduler.controllers", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--disable", disabled]
+        if self.chaos_seed is not None:
+            args = ["-m", "conformance.impl.chaos", "--seed", str(self.chaos_seed), "--", sys.executable, *args]
+        return args
+
+    def _scheduler_args(self, cluster: base.ClusterHandle, conf_path: pathlib.Path) -> list[str]:
+        args = ["-m", "reference_scheduler.scheduler", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-conf", str(conf_path), "--scheduler-name", SCHEDULER_NAME]
+        if self.scheduler_chaos_seed is not None:
+            chaos = ["-m", "conformance.impl.chaos", "--seed", str(self.scheduler_chaos_seed), "--min-s", "2", "--max-s", "6", "--kill-on", GANG_FIRST_BIND]
+            args = [*chaos, "--", sys.executable, *args]
+        return args
+
+    def _current(self, proc: processes.ManagedProcess | None, args: list[str]) -> processes.ManagedProcess | None:
+        """`proc` when it runs with these arguments; otherwise None, after stopping it."""
+        if proc is not None and not proc.exited() and list(proc.argv) == [sys.executable, *args]:
+            return proc
+        if proc is not None:
+            proc.stop()
+        return None
+
     def ensure(self, cluster: base.ClusterHandle, scheduler_conf: Mapping[str, Any] | None) -> None:
         if self._cluster != cluster:
             self.stop()
             self._cluster = cluster
             self._install_crds(cluster)
-        if self._webhook is None or self._webhook.exited():
-            disabled = ",".join(WEBHOOK_FEATURES[b] for b in self.broken if b in WEBHOOK_FEATURES)
-            self._webhook = self._start("webhook", ["-m", "reference_scheduler.webhooks", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--cert-dir", str(self.workdir / "webhook-certs"), "--disable", disabled])
-        if self._controller is None or self._controller.exited():
-            disabled = ",".join(b for b in self.broken if b in CONTROLLER_FEATURES)
-            args = ["-m", "reference_scheduler.controllers", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--disable", disabled]
-            if self.chaos_seed is not None:
-                args = ["-m", "conformance.impl.chaos", "--seed", str(self.chaos_seed), "--", sys.executable, *args]
-            self._controller = self._start("controller", args)
-        conf = without(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF, self.broken)
-        key = json.dumps(conf, sort_keys=True)
-        if self._scheduler is not None and not self._scheduler.exited() and key == self._conf_key:
-            return
-        if self._scheduler is not None:
-            self._scheduler.stop()
+        webhook_args = self._webhook_args(cluster)
+        self._webhook = self._current(self._webhook, webhook_args)
+        if self._webhook is None:
+            # First, and on its own: the scheduler creates the default queue, which the webhook
+            # must already see to default it.
+            self._webhook = self._launch("webhook", webhook_args)
+            self._webhook.wait_ready(READY_MARKER, READY_TIMEOUT_S)
+        starting: list[processes.ManagedProcess] = []
+        controller_args = self._controller_args(cluster)
+        self._controller = self._current(self._controller, controller_args)
+        if self._controller is None:
+            self._controller = self._launch("controller", controller_args)
+            starting.append(self._controller)
         conf_path = self.workdir / "volcano-scheduler.conf"
-        conf_path.write_text(yaml.safe_dump(conf, sort_keys=False))
-        args = ["-m", "reference_scheduler.scheduler", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-conf", str(conf_path), "--scheduler-name", SCHEDULER_NAME]
-        if self.scheduler_chaos_seed is not None:
-            chaos = ["-m", "conformance.impl.chaos", "--seed", str(self.scheduler_chaos_seed), "--min-s", "2", "--max-s", "6", "--kill-on", GANG_FIRST_BIND]
-            args = [*chaos, "--", sys.executable, *args]
-        self._scheduler = self._start("scheduler", args)
-        self._conf_key = key
+        text = yaml.safe_dump(without(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF, self.broken), sort_keys=False)
+        self._scheduler = self._current(self._scheduler, self._scheduler_args(cluster, conf_path))
+        if self._scheduler is None or text != self._conf_text:
+            since = self._scheduler.log_size() if self._scheduler is not None else 0
+            # Written whole, then renamed: the scheduler never reads half a file.
+            partial = conf_path.with_suffix(".partial")
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(conf_path)
+            self._conf_text = text
+            if self._scheduler is None:
+                self._scheduler = self._launch("scheduler", self._scheduler_args(cluster, conf_path))
+                starting.append(self._scheduler)
+            else:
+                # The scheduler reads its conf file again when it changes, as vc-scheduler does;
+                # SIGHUP has it look now. The log names the digest of the conf it loaded.
+                self._scheduler.signal(signal.SIGHUP)
+                self._scheduler.wait_ready(f"{re.escape(conf_loaded(text))}|{CONF_REFUSED}", READY_TIMEOUT_S, since)
+                if re.search(CONF_REFUSED, self._scheduler.log_since(since)):
+                    raise impl_base.ImplementationError(f"the reference scheduler refused the conf:\n{self._scheduler.tail()}")
+        # The controller and the scheduler start side by side.
+        for proc in starting:
+            proc.wait_ready(READY_MARKER, READY_TIMEOUT_S)
         # The scheduler creates the default queue and the controller opens it; until then the
         # webhook refuses Jobs, as Volcano's does. A build without the queue controller would only
         # spend the whole deadline: nothing is going to open it.
         if "queue" not in self.broken:
             self._wait_default_queues(cluster)
 
-    def _start(self, role: str, args: list[str]) -> processes.ManagedProcess:
+    def _launch(self, role: str, args: list[str]) -> processes.ManagedProcess:
         proc = processes.ManagedProcess(f"reference {role}", [sys.executable, *args], self.workdir / f"{role}.log")
         proc.start()
-        proc.wait_ready(READY_MARKER, READY_TIMEOUT_S)
         return proc
 
     def _install_crds(self, cluster: base.ClusterHandle) -> None:
@@ -148,7 +222,7 @@ class Reference:
         if self._webhook is not None and self._cluster is not None:
             self._unregister_webhook(self._cluster)
         self._scheduler = self._controller = self._webhook = None
-        self._conf_key = None
+        self._conf_text = None
         self._cluster = None
 
     def _unregister_webhook(self, cluster: base.ClusterHandle) -> None:

@@ -99,6 +99,8 @@ class RunMetadata:
     wall_time_s: float
     time_scale: float
     command: str
+    # Parallel workers, each with its own cluster (reports written before this field: 1).
+    workers: int = 1
 
 
 @dataclasses.dataclass(frozen=True)

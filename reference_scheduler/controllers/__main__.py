@@ -16,7 +16,7 @@ import time
 
 from reference_scheduler.controllers import podgroup, queue
 from reference_scheduler.controllers.job import controller
-from reference_scheduler.kube import client
+from reference_scheduler.kube import client, signals
 
 log = logging.getLogger("reference_scheduler.controllers")
 RESYNC_S = 5.0
@@ -32,10 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     disabled = {x.strip() for x in args.disable.split(",") if x.strip()}
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
     api = client.api_client(args.kubeconfig)
     jobs = controller.JobController(api, controller.Features.without(disabled))
+    # Wake the loop too, so a stop does not wait for the next resync.
+    signals.set_events_on((signal.SIGTERM, signal.SIGINT), stop, jobs.changed)
     queues = queue.QueueController(api, jobs.changed, jobs.podgroups, jobs.commands)
     groups = podgroup.PodGroupController(api, jobs.pods, jobs.podgroups, args.scheduler_name)
     queues.queues.start()

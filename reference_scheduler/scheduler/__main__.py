@@ -1,5 +1,8 @@
 """`python -m reference_scheduler.scheduler --kubeconfig PATH --scheduler-conf PATH
-[--scheduler-name volcano] [--schedule-period 1s]`: the flags vc-scheduler takes."""
+[--scheduler-name volcano] [--schedule-period 1s]`: the flags vc-scheduler takes.
+
+The conf file is read again when it changes (checked before each cycle; SIGHUP wakes the loop to
+check at once), as vc-scheduler watches its own."""
 
 from __future__ import annotations
 
@@ -7,11 +10,12 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 import time
 
-from reference_scheduler.kube import client
+from reference_scheduler.kube import client, signals
 from reference_scheduler.scheduler import cache as cache_mod
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf, conf_watch
 from reference_scheduler.scheduler.framework import framework
 
 log = logging.getLogger("reference_scheduler.scheduler")
@@ -38,27 +42,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        configuration = conf.load(args.scheduler_conf)
+        conf_file = conf_watch.ConfFile(args.scheduler_conf)
     except conf.ConfError as err:
         print(f"reference scheduler: {err}", file=sys.stderr)
         return 2
-    stop = {"now": False}
-
-    def on_signal(signum: int, frame: object) -> None:
-        stop["now"] = True
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = threading.Event()
     cache = cache_mod.Cache(client.api_client(args.kubeconfig), args.scheduler_name)
+    # SIGTERM/SIGINT stop after the cycle in progress; SIGHUP has the loop look at the conf file
+    # now rather than at the next period. Either wakes the loop at once.
+    signals.set_events_on((signal.SIGTERM, signal.SIGINT), stop, cache.changed)
+    signals.set_events_on((signal.SIGHUP,), cache.changed)
     cache.ensure_default_queues()
     cache.start()
+    configuration = conf_file.current
     log.info("ready: actions %s, %d tiers", ", ".join(configuration.actions), len(configuration.tiers))
     period = _period(args.schedule_period)
-    while not stop["now"]:
+    while not stop.is_set():
         cache.changed.wait(period)
+        if stop.is_set():
+            break
         if cache.changed.is_set():
             time.sleep(COALESCE_S)  # coalesce a burst of watch events into one cycle
         cache.changed.clear()
+        configuration = conf_file.refresh()
         started = time.monotonic()
         try:
             ssn = framework.run_cycle(cache, configuration)

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 import kubernetes
 
-from reference_scheduler.kube import client, informer
+from reference_scheduler.kube import client, informer, signals
 from reference_scheduler.webhooks import review, server, tls
 
 log = logging.getLogger("reference_scheduler.webhooks")
@@ -89,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     httpd = server.serve(handlers.routes(), args.host, args.port, str(cert), str(key))
     port = httpd.server_address[1]
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signals.set_events_on((signal.SIGTERM, signal.SIGINT), stop)
     server.register(api, f"https://{args.host}:{port}", ca_pem)
     try:
         if "validation" not in handlers.disabled:

@@ -1,0 +1,61 @@
+"""`--jobs auto` and the figures `vck run -v` prints about where a run's time went."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import api, parallel
+from conformance.report import results, timing
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "cores", "memory_mib", "expected"),
+    [
+        (228, 2, 22_000, 5),  # the development machine: two and a half workers per core
+        (228, 1, 22_000, 2),
+        (228, 16, 64_000, parallel.MAX_AUTO_WORKERS),  # capped: more clusters only add start-up work
+        (228, 4, 3_500, 2),  # memory bounds it: one worker holds about a GiB
+        (228, 4, 1_500, 1),  # never fewer than one
+        (3, 2, 22_000, 3),  # never more workers than scenarios
+        (228, 2, None, 5),  # memory unknown: cores decide
+    ],
+)
+def test_auto_workers(scenarios: int, cores: int, memory_mib: int | None, expected: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "available_memory_mib", lambda: memory_mib)
+    assert parallel.auto_workers(scenarios, cores=cores) == expected
+
+
+def test_jobs_is_auto_or_a_positive_number() -> None:
+    assert parallel.parse_jobs("auto") == parallel.AUTO
+    assert parallel.parse_jobs("3") == 3
+    for bad in ("0", "-2", "many", ""):
+        with pytest.raises(ValueError, match="--jobs"):
+            parallel.parse_jobs(bad)
+
+
+def test_run_config_defaults_to_auto_and_asks_xdist_to_steal_work() -> None:
+    config = api.RunConfig(suites=["gang"])
+    assert config.jobs == parallel.AUTO and not config.validate()
+    args = config.pytest_args("r")
+    workers = parallel.auto_workers(len(config.selected()))
+    if workers > 1:
+        assert args[args.index("-n") + 1] == str(workers) and args[args.index("--dist") + 1] == "worksteal"
+    assert "-n" not in api.RunConfig(suites=["gang"], jobs=1).pytest_args("r")
+    assert any("--jobs" in p for p in api.RunConfig(jobs="none").validate())
+
+
+def _result(name: str, duration: float, phases: dict[str, float]) -> results.ScenarioResult:
+    return results.ScenarioResult(
+        id=name, suite="s", title=name, level=results.Level.MUST, cites=(), requires=(), path="p",
+        status=results.Status.PASSED, reason="", duration_s=duration, phases_s=phases,
+    )
+
+
+def test_timing_lists_the_slowest_and_sums_the_overhead() -> None:
+    scenarios = tuple(_result(f"sc-{i}", float(i), {"nodes": 0.5, "implementation": 0.25, "body": i - 0.75}) for i in range(1, 13))
+    meta = results.RunMetadata("r", "reference", "embedded", {}, "", 42.0, 1.0, "vck run")
+    text = timing.text(results.RunResult(meta, scenarios))
+    listed = [line.split()[1] for line in text.splitlines()[1:11]]
+    assert listed == [f"s/sc-{i}" for i in range(12, 2, -1)]
+    assert "kit overhead: 9.0s" in text and "nodes 6.0" in text and "implementation 3.0" in text
+    assert scenarios[0].overhead_s == 0.75

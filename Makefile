@@ -30,12 +30,13 @@ browser:
 demo: toolchain
 	$(BIN)/vck run
 
-# Every test: xdist workers take tests as they free up (worksteal: no worker idles while another
-# has a queue); the 15 slowest are listed, and the wall time is printed last.
+# Every test: each worker takes the next test when it is free (one at a time, longest first, see
+# tests/conftest.py), so no worker idles while tests wait; the 15 slowest are listed, and the wall
+# time is printed last.
 TEST_WORKERS ?= 3
 test: toolchain browser
 	@started=$$(date +%s); status=0; \
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal --durations 15 || status=$$?; \
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations 15 || status=$$?; \
 	echo "make test: wall time $$(( $$(date +%s) - started ))s (exit $$status)"; exit $$status
 
 # The tests that need no cluster (VCK_NO_CLUSTERS turns a test that starts one anyway into a

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 import pathlib
 import shlex
 import sys
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pytest
 
-from conformance import parallel
-from conformance.cluster import registry
+from conformance import interrupts, parallel
+from conformance.cluster import embedded, owners, registry
 from conformance.impl import registry as impl_registry
 from conformance.report import json_report, results, score, writer
 from conformance.scenario import loader, models
@@ -142,9 +143,16 @@ class RunOutcome:
 
 
 def run(config: RunConfig) -> RunOutcome:
-    """Run the selected scenarios and write the reports; `certified` decides the exit status."""
+    """Run the selected scenarios and write the reports; `certified` decides the exit status.
+
+    The run owns every cluster its workers start: when it ends, however it ends, whatever they left
+    behind (a worker stopped in the middle of a scenario cannot clean up) is removed."""
     run_id = config.run_id or new_run_id()
-    code = pytest.main(config.pytest_args(run_id))
+    owners.claim_for_this_run()
+    try:
+        code = pytest.main(config.pytest_args(run_id))
+    finally:
+        prune_clusters(PruneConfig(owner_pid=os.getpid()))
     report_json = config.reports / run_id / "report.json"
     if not report_json.exists():
         return RunOutcome(run_id, None, None, False, int(code))
@@ -162,6 +170,9 @@ class ReportConfig:
     # time.time() when the run started.
     started: float
     workers: int = 1
+    # How many scenarios were selected, and why the run ended early (empty: it did not).
+    selected: int = 0
+    interrupted: str = ""
 
 
 def write_reports(config: ReportConfig, scenario_results: Sequence[results.ScenarioResult]) -> pathlib.Path:
@@ -186,9 +197,58 @@ def write_reports(config: ReportConfig, scenario_results: Sequence[results.Scena
         time_scale=config.time_scale,
         command=" ".join(shlex.quote(a) for a in sys.argv),
         workers=config.workers,
+        selected=config.selected,
+        interrupted=config.interrupted,
     )
     ordered = tuple(sorted(scenario_results, key=lambda r: (r.suite, r.id)))
-    return writer.write_all(results.RunResult(meta, ordered), config.reports)
+    with interrupts.deferred():
+        return writer.write_all(results.RunResult(meta, ordered), config.reports)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterInfo:
+    name: str
+    state: pathlib.Path
+    # None: started by hand (`vck cluster up`) or before owners were recorded; kept until `down`.
+    owner: owners.Owner | None
+    owner_alive: bool
+    processes: int
+    rss_mib: int
+
+
+def list_clusters(state_root: pathlib.Path | None = None) -> list[ClusterInfo]:
+    """Every embedded cluster with state under `state_root` (default: $VCK_STATE_DIR or the cache),
+    with its owner and whether the owner still runs."""
+    backend = embedded.EmbeddedBackend(state_root=state_root, progress=lambda _: None)
+    out = []
+    for name in backend.clusters():
+        owner = backend.owner_of(name)
+        procs = backend.processes(name)
+        out.append(ClusterInfo(name, backend.state_dir(name), owner, owner is not None and owner.alive(), len(procs), sum(p.rss_bytes() for p in procs) // 2**20))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class PruneConfig:
+    state_root: pathlib.Path | None = None
+    # Only the clusters this process owns (a run cleaning up after itself); None: every cluster
+    # whose owner is gone.
+    owner_pid: int | None = None
+
+
+def prune_clusters(config: PruneConfig, progress: Callable[[str], None] = lambda _: None) -> list[str]:
+    """Remove clusters left behind; their names."""
+    backend = embedded.EmbeddedBackend(state_root=config.state_root, progress=progress)
+    removed = []
+    for info in list_clusters(config.state_root):
+        if config.owner_pid is not None:
+            doomed = info.owner is not None and info.owner.pid == config.owner_pid
+        else:
+            doomed = info.owner is not None and not info.owner_alive
+        if doomed:
+            backend.down(info.name)
+            removed.append(info.name)
+    return removed
 
 
 @dataclasses.dataclass

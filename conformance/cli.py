@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from typing import Sequence
 
@@ -12,21 +11,12 @@ import pathlib
 
 import pytest
 
-from conformance import api, parallel, scaffold
+from conformance import api, interrupts, parallel, scaffold
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
 from conformance.report import score, timing
 from conformance.scenario import validate
 from conformance.toolchain import errors, install, versions
-
-
-def _interrupt_on_sigterm() -> None:
-    """SIGTERM cleans up like Ctrl-C: both unwind through the same `finally` blocks."""
-
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 def _toolchain_install(args: argparse.Namespace) -> int:
@@ -75,6 +65,28 @@ def _cluster_status(args: argparse.Namespace) -> int:
     return 0 if status.running else 1
 
 
+def _cluster_list(args: argparse.Namespace) -> int:
+    found = api.list_clusters()
+    if not found:
+        print("no embedded cluster")
+        return 0
+    print(f"{'NAME':<28} {'OWNER':<8} {'OWNER ALIVE':<11} {'PROCESSES':<9} {'MEMORY':<8} STATE")
+    for info in found:
+        owner = str(info.owner.pid) if info.owner else "by hand"
+        alive = ("yes" if info.owner_alive else "no") if info.owner else "-"
+        print(f"{info.name:<28} {owner:<8} {alive:<11} {info.processes:<9} {str(info.rss_mib) + ' MiB':<8} {info.state}")
+    orphans = [i.name for i in found if i.owner is not None and not i.owner_alive]
+    if orphans:
+        print(f"{len(orphans)} cluster(s) whose owner is gone: `vck cluster prune` removes them")
+    return 0
+
+
+def _cluster_prune(args: argparse.Namespace) -> int:
+    removed = api.prune_clusters(api.PruneConfig(), progress=lambda text: print(text, file=sys.stderr))
+    print(f"removed {len(removed)} cluster(s) whose owner is gone" + (f": {', '.join(removed)}" if removed else ""))
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     backend = args.backend
     if backend is None:
@@ -101,6 +113,14 @@ def _run(args: argparse.Namespace) -> int:
             print(f"vck run: {problem}", file=sys.stderr)
         return 2
     outcome = api.run(config)
+    if outcome.run is not None and outcome.run.metadata.interrupted:
+        meta = outcome.run.metadata
+        print(f"\nINTERRUPTED by {meta.interrupted}: {len(outcome.run.scenarios)} of {meta.selected} scenarios have a verdict; NOT CERTIFIED")
+        print(f"what ran: {outcome.report_dir}/index.html, report.json, junit.xml (marked interrupted; `latest` unchanged)")
+        return interrupts.RECORD.exit_status()
+    if outcome.pytest_exit == int(pytest.ExitCode.INTERRUPTED):
+        print(f"vck run: interrupted by {interrupts.reason()} before any scenario had a verdict; NOT CERTIFIED", file=sys.stderr)
+        return interrupts.RECORD.exit_status()
     if outcome.run is None:
         if outcome.pytest_exit == int(pytest.ExitCode.NO_TESTS_COLLECTED):
             print(f"vck run: no scenario matches -k {config.keyword!r}" if config.keyword else "vck run: no scenario was selected", file=sys.stderr)
@@ -258,11 +278,14 @@ def build_parser() -> argparse.ArgumentParser:
         if verb == "up":
             cmd.add_argument("--nodes", default=None, help=f"node groups, e.g. '4:cpu=8,memory=32Gi;2:nvidia.com/gpu=8,label:gpu=yes' (default: {nodes.DEFAULT_SPEC} nodes of {nodes.DEFAULT_CPU} cpu, {nodes.DEFAULT_MEMORY})")
         cmd.set_defaults(func=func)
+    csub.add_parser("list", help="every embedded cluster, with its owner and whether the owner still runs").set_defaults(func=_cluster_list)
+    csub.add_parser("prune", help="remove every embedded cluster whose owner is gone (a `vck run` killed with -9, say)").set_defaults(func=_cluster_prune)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _interrupt_on_sigterm()
+    # SIGTERM cleans up like Ctrl-C: both unwind through the same `finally` blocks.
+    interrupts.RECORD.install()
     try:
         try:
             return _command(argv)
@@ -286,8 +309,8 @@ def _command(argv: Sequence[str] | None) -> int:
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
-        print("vck: interrupted; cleaned up", file=sys.stderr)
-        return 130
+        print(f"vck: interrupted by {interrupts.reason()}; cleaned up", file=sys.stderr)
+        return interrupts.RECORD.exit_status()
     except (errors.ToolchainError, base.ClusterError, nodes.NodeSpecError, impl_base.ImplementationError, scaffold.ScaffoldError) as err:
         print(f"vck: {err}", file=sys.stderr)
         return 2

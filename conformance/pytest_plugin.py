@@ -10,18 +10,20 @@
 from __future__ import annotations
 
 import dataclasses
-import json
+import os
 import pathlib
 import re
 import secrets
+import sys
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import kubernetes
 import pytest
 
-from conformance import api, session
+from conformance import api, interrupts, session
 from conformance.cluster import base, kube, registry
+from conformance.impl import base as impl_base
 from conformance.report import json_report, results
 from conformance.runner import context, scenario_run
 from conformance.scenario import loader, models
@@ -32,6 +34,7 @@ RESULTS_KEY = pytest.StashKey[list]()
 STARTED_KEY = pytest.StashKey[float]()
 REPORT_KEY = pytest.StashKey[pathlib.Path]()
 PROGRESS_KEY = pytest.StashKey["Progress"]()
+INTERRUPTED_KEY = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,6 +56,27 @@ def _worker_id(config: pytest.Config) -> str:
     return str(workerinput["workerid"]) if workerinput else "main"
 
 
+def _uncaptured(config: pytest.Config) -> Callable[[str], None]:
+    """Print a progress line past pytest's output capture: the cluster starts inside the first
+    scenario, and whoever waits should see what for."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+
+    def emit(line: str) -> None:
+        if capture is None:
+            print(line, file=sys.stderr, flush=True)
+            return
+        with capture.global_and_fixture_disabled():
+            print(line, file=sys.stderr, flush=True)
+
+    return emit
+
+
+def _logs_dir(config: pytest.Config) -> pathlib.Path | None:
+    """`<report dir>/<run id>/logs` when the run writes reports under a known run id."""
+    report_dir, run_id = config.getoption("--vck-report-dir"), config.getoption("--vck-run-id")
+    return pathlib.Path(report_dir) / run_id / "logs" if report_dir and run_id else None
+
+
 def _session(config: pytest.Config) -> session.Session:
     if SESSION_KEY not in config.stash:
         opts = session.SessionOptions(
@@ -64,6 +88,8 @@ def _session(config: pytest.Config) -> session.Session:
             nodes=config.getoption("--vck-nodes"),
             time_scale=config.getoption("--vck-time-scale"),
             worker=_worker_id(config),
+            logs_dir=_logs_dir(config),
+            progress=_uncaptured(config),
         )
         problems = opts.validate()
         if problems:
@@ -74,6 +100,13 @@ def _session(config: pytest.Config) -> session.Session:
 
 def pytest_configure(config: pytest.Config) -> None:
     _CONFIG["config"] = config
+    # Which parallel worker of this run the process is, for what it starts (the reference keeps
+    # one log folder per worker); a run's own controller clears what an enclosing run set.
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput:
+        os.environ[impl_base.WORKER_ENV] = str(workerinput["workerid"])
+    else:
+        os.environ.pop(impl_base.WORKER_ENV, None)
     config.stash[RESULTS_KEY] = []
     config.stash[STARTED_KEY] = time.time()
     config.stash[PROGRESS_KEY] = Progress()
@@ -116,12 +149,13 @@ class ScenarioItem(pytest.Item):
     def __init__(self, *, scenario: models.Scenario, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.scenario = scenario
+        self.result: results.ScenarioResult | None = None
         self.user_properties.append(("vck_level", scenario.level.value))
 
     def runtest(self) -> None:
         ctx = _session(self.config).context()
         result = scenario_run.run(self.scenario, ctx)
-        self.config.stash[RESULTS_KEY].append(result)
+        self.result = result
         self.user_properties.append(("vck_status", result.status.value))
         if result.status is results.Status.NOT_CLAIMED:
             pytest.skip(result.reason)
@@ -165,15 +199,51 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 # --- results across xdist workers and the report ---------------------------------------------------
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Each scenario's result rides on its test report: xdist sends the report to the controller
+    as soon as the scenario ends, so whatever ran is in the run's report even if a worker is
+    stopped before the session ends (Ctrl-C, a CI cancel)."""
+    report = yield
+    if isinstance(item, ScenarioItem) and call.when == "call" and item.result is not None:
+        report.vck_result = json_report.scenario_to_dict(item.result)  # type: ignore[attr-defined]
+    return report
+
+
+def _collect_result(config: pytest.Config, report: pytest.TestReport) -> None:
+    data = getattr(report, "vck_result", None)
+    if data is not None and getattr(config, "workerinput", None) is None:
+        config.stash[RESULTS_KEY].append(json_report.scenario_from_dict(data))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """Record why the run ended early, and make the interruption's traceback one pytest can print
+    (before its terminal reporter renders it)."""
+    config = _CONFIG.get("config")
+    if config is not None:
+        config.stash[INTERRUPTED_KEY] = interrupts.reason(excinfo.value)
+    interrupts.drop_lineless_frames(excinfo.value)
+    excinfo.traceback = excinfo.traceback.filter(_has_line)
+
+
+def _has_line(entry: Any) -> bool:
+    try:
+        return entry.lineno is not None
+    except TypeError:  # an entry whose raw line number is None
+        return False
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
+    if getattr(config, "workerinput", None) is not None:
+        return  # a worker: its results went to the controller with each test report
     own = config.stash[RESULTS_KEY]
-    workeroutput = getattr(config, "workeroutput", None)
-    if workeroutput is not None:
-        workeroutput["vck_results"] = json.dumps([json_report.scenario_to_dict(r) for r in own])
-        return
+    interrupted = config.stash.get(INTERRUPTED_KEY, "")
+    if not interrupted and exitstatus == pytest.ExitCode.INTERRUPTED:
+        interrupted = interrupts.reason()
     report_dir = config.getoption("--vck-report-dir")
-    if report_dir and own:
+    if report_dir and (own or interrupted):
         report = api.ReportConfig(
             reports=pathlib.Path(report_dir),
             run_id=config.getoption("--vck-run-id") or api.new_run_id(),
@@ -182,6 +252,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             time_scale=config.getoption("--vck-time-scale"),
             started=config.stash[STARTED_KEY],
             workers=max(1, int(getattr(config.option, "numprocesses", None) or 1)),
+            selected=config.stash[PROGRESS_KEY].total,
+            interrupted=interrupted,
         )
         folder = api.write_reports(report, own)
         config.stash[REPORT_KEY] = folder
@@ -209,9 +281,13 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """With --vck-progress: `[3/12 0:42] PASSED gang/no-partial-gang (14.2s) | passed 3` per scenario."""
+    """Collects each scenario's result; with --vck-progress prints
+    `[3/12 0:42] PASSED gang/no-partial-gang (14.2s) | passed 3` per scenario."""
     config = _CONFIG.get("config")
-    if config is None or not config.getoption("--vck-progress") or getattr(config, "workerinput", None) is not None:
+    if config is None:
+        return
+    _collect_result(config, report)
+    if not config.getoption("--vck-progress") or getattr(config, "workerinput", None) is not None:
         return
     props = dict(report.user_properties)
     if "vck_status" not in props or report.when != "call":
@@ -227,13 +303,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 _CONFIG: dict[str, pytest.Config] = {}
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any, error: Any) -> None:
-    data = getattr(node, "workeroutput", {}).get("vck_results")
-    if data:
-        node.config.stash[RESULTS_KEY].extend(json_report.scenario_from_dict(d) for d in json.loads(data))
 
 
 # --- fixtures for the kit's own tests ---------------------------------------------------------------

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from conformance.cluster import base, nodes, registry
+import pathlib
+import shutil
+from typing import Callable
+from conformance.cluster import base, nodes, owners, registry
 from conformance.impl import base as impl_base
 from conformance.impl import registry as impl_registry
 from conformance.runner import context
@@ -21,6 +24,11 @@ class SessionOptions:
     nodes: str | None = None
     time_scale: float = 1.0
     worker: str = "main"
+    # Where the implementation's logs are kept when the session ends (the run's report folder):
+    # the cluster's state, where they were written, goes with the cluster.
+    logs_dir: pathlib.Path | None = None
+    # Where lines about slow work (a cluster starting) go; None: stderr.
+    progress: Callable[[str], None] | None = None
 
     def validate(self) -> list[str]:
         problems = []
@@ -44,7 +52,7 @@ class Session:
     def cluster(self) -> base.ClusterHandle:
         if self._cluster is None:
             opts = self.options
-            self._backend = registry.backend(opts.backend, kubeconfig=opts.kubeconfig, context=opts.kube_context)
+            self._backend = registry.backend(opts.backend, kubeconfig=opts.kubeconfig, context=opts.kube_context, owner=owners.current(), progress=opts.progress)
             name = opts.cluster_name or f"vck-{opts.worker}-{os.getpid()}"
             self._cluster = self._backend.up(name, nodes.parse(opts.nodes))
         return self._cluster
@@ -65,8 +73,19 @@ class Session:
         try:
             if self._implementation is not None:
                 self._implementation.stop()
+                self._keep_logs(self._implementation)
         finally:
             if self._cluster is not None and self._backend is not None and self._cluster.owned and not self._cluster.reused:
                 self._backend.down(self._cluster.name)
             self._cluster = None
             self._context = None
+
+    def _keep_logs(self, implementation: impl_base.Implementation) -> None:
+        logs = getattr(implementation, "logs", None)
+        if self.options.logs_dir is None or logs is None:
+            return
+        target = self.options.logs_dir / self.options.worker
+        for name, path in logs().items():
+            if path.exists():
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target / f"{name.replace(' ', '-')}.log")

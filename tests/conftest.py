@@ -106,13 +106,24 @@ def broken_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[context
             backend.down(name)
 
 
-# The full reference run is the longest test: it goes first, so a worker starts it at once. A test
-# that reads it only after its own long run (the controller chaos test) goes last, so it never
-# waits idle for the full run to finish.
-RUN_FIRST = ("test_reference_run.py",)
-RUN_LAST = ("test_controller_suites.py",)
+# Longest first: `make test` hands tests out one at a time (`--dist load --maxschedchunk 1`), so
+# in this order each free worker takes the longest test left and the run ends on short ones. The
+# full reference run comes first; the controller chaos test reads it only after its own run, by
+# when it is long done. Tests of other modules keep their order, after these.
+LONGEST_FIRST = (
+    "test_reference_run.py",
+    "test_scheduler_suites.py",
+    "test_broken_builds.py",
+    "test_controller_suites.py",
+    "test_interrupts.py",
+    "test_bench.py",
+    "test_gang_suite.py",
+    "test_admission_kubectl.py",
+    "test_embedded.py",
+    "test_stages.py",
+)
 
 
 def _order(item: pytest.Item) -> int:
     name = item.path.name
-    return 0 if name in RUN_FIRST else 2 if name in RUN_LAST else 1
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)

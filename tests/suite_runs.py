@@ -22,10 +22,12 @@ BROKEN_TIME_SCALE = "0.35"
 
 
 def vck_run(tmp_path: pathlib.Path, *args: str, env: dict[str, str] | None = None, timeout_s: float = 1500) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    """`vck run ARGS` with reports under tmp_path/reports/run; the process and the parsed report."""
+    """`vck run ARGS` with reports under tmp_path/reports/run; the process and the parsed report.
+    One worker unless ARGS say otherwise: the test suite runs several of these side by side."""
     reports = tmp_path / "reports"
+    jobs = [] if "--jobs" in args else ["--jobs", "1"]
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance.cli", "run", "--reports", str(reports), "--run-id", "run", *args],
+        [sys.executable, "-m", "conformance.cli", "run", "--reports", str(reports), "--run-id", "run", *jobs, *args],
         cwd=REPO, env={**os.environ, "VCK_STATE_DIR": str(tmp_path / "state"), **(env or {})},
         capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
     )

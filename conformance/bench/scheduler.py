@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import kubernetes
 
-from conformance.cluster import kube, nodes, registry
+from conformance.cluster import kube, nodes, owners, registry
 from conformance.impl import registry as impl_registry
 
 BENCH_CONF: dict[str, Any] = {
@@ -155,7 +155,7 @@ def _pod(name: str, group: str) -> dict[str, Any]:
 def run(config: BenchConfig, progress: Progress) -> BenchResult:
     if config.pods % config.gang:
         raise ValueError(f"--pods {config.pods} is not a multiple of --gang {config.gang}")
-    backend = registry.backend("embedded")
+    backend = registry.backend("embedded", owner=owners.current())
     group = nodes.NodeGroup(count=config.nodes, cpu=config.node_cpu, memory="256Gi", pods=110, prefix="bench")
     progress(f"bench: starting an embedded cluster of {config.nodes} nodes")
     handle = backend.up(config.cluster, [group])

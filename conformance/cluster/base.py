@@ -25,6 +25,9 @@ class ClusterHandle:
     owned: bool = True
     # True when `up` found this cluster already running and reused it.
     reused: bool = False
+    # The kit's folder for this cluster (kubeconfig, logs; removed by `down`): where an
+    # implementation keeps its own working files. None when the kit keeps none (existing).
+    state_dir: pathlib.Path | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Sequence
 
 import yaml
 
-from conformance.cluster import base, kube, nodes, processes
+from conformance.cluster import base, kube, nodes, owners, processes
 from conformance.toolchain import cache, install
 
 STAGES_DIR = pathlib.Path(__file__).parent / "stages"
@@ -78,10 +78,14 @@ class EmbeddedBackend:
         state_root: pathlib.Path | None = None,
         progress: Progress = _stderr,
         tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
+        owner: owners.Owner | None = None,
     ) -> None:
         self.state_root = state_root or cache.state_dir()
         self.progress = progress
         self.tools = tools
+        # The process a cluster started here belongs to (a run, a test session); None for one
+        # started by hand (`vck cluster up`), which stays until `vck cluster down`.
+        self.owner = owner
 
     # --- paths -----------------------------------------------------------------------------------
     def state_dir(self, cluster: str) -> pathlib.Path:
@@ -111,9 +115,12 @@ class EmbeddedBackend:
         tools = self.tools()
         started = time.monotonic()
         try:
-            state.mkdir(parents=True)
+            # 0700: the folder will hold the cluster's credentials and the webhook's TLS key.
+            state.mkdir(parents=True, mode=0o700)
+            if self.owner is not None:
+                owners.record(state, self.owner)
             self._create(cluster, tools)
-            handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster))
+            handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), state_dir=state)
             api = kube.client(handle.kubeconfig)
             kube.wait_ready(api, API_READY_TIMEOUT_S)
             manifests = nodes.kwok_nodes(groups)
@@ -175,7 +182,7 @@ class EmbeddedBackend:
                 f"cluster {cluster} exists in {self.state_dir(cluster)} but is not healthy ({status.detail}); "
                 f"remove it with `vck cluster down --name {cluster}` and start again"
             )
-        handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), reused=True)
+        handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), reused=True, state_dir=self.state_dir(cluster))
         # Reuse adds the nodes the spec asks for that are missing; it never removes or changes one.
         api = kube.client(handle.kubeconfig)
         names = kube.create_nodes(api, nodes.kwok_nodes(groups))
@@ -219,6 +226,15 @@ class EmbeddedBackend:
 
     def processes(self, cluster: str) -> list[processes.Process]:
         return processes.under(self.state_dir(cluster))
+
+    def clusters(self) -> list[str]:
+        """The names of every cluster with state under this backend's state folder."""
+        if not self.state_root.is_dir():
+            return []
+        return sorted(p.name for p in self.state_root.iterdir() if p.is_dir() and nodes._NAME.match(p.name))
+
+    def owner_of(self, cluster: str) -> owners.Owner | None:
+        return owners.read(self.state_dir(cluster))
 
 
 def _kwokctl() -> install.versions.Component:

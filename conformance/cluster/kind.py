@@ -117,14 +117,14 @@ class KindBackend:
             state.mkdir(parents=True, exist_ok=True)
             self.kubeconfig(cluster).write_text(self._run(["get", "kubeconfig", "--name", cluster]).stdout)
             self.progress(f"kind cluster {cluster} exists; using it as it is")
-            return base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}", owned=False, reused=True)
+            return base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}", owned=False, reused=True, state_dir=state)
         skipped = sorted({f"{k}" for g in groups for k, v in (("cpu", g.cpu), ("memory", g.memory), ("pods", g.pods)) if v != getattr(nodes.NodeGroup(), k)})
         if skipped:
             self.progress(f"kind cluster {cluster}: kind nodes use the machine's resources; {', '.join(skipped)} of the node spec do not apply")
         state.mkdir(parents=True, exist_ok=True)
         config = state / "kind-config.yaml"
         config.write_text(yaml.safe_dump(config_for(groups, self.node_image), sort_keys=False))
-        handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}")
+        handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}", state_dir=self.state_dir(cluster))
         try:
             self.progress(f"kind cluster {cluster}: creating ({sum(g.count for g in groups)} workers)")
             self._run(["create", "cluster", "--name", cluster, "--config", str(config), "--kubeconfig", str(self.kubeconfig(cluster)), "--wait", CREATE_WAIT])

@@ -17,6 +17,11 @@ DEFAULT_SCHEDULER_CONF: Mapping[str, Any] = {
 }
 
 
+# Set by the pytest plugin in each parallel worker of a run, and only there: the worker's id, for an
+# adapter that keeps files per worker (the reference's VCK_REFERENCE_WORKDIR logs).
+WORKER_ENV = "VCK_WORKER"
+
+
 class ImplementationError(RuntimeError):
     """The implementation could not be started or stopped (an error, not a failed scenario)."""
 

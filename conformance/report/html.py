@@ -42,8 +42,10 @@ def _summary(run: results.RunResult) -> str:
     overall = score.tally(run.scenarios)
     ok = score.certified(run)
     verdict = "CERTIFIED" if ok else "NOT CERTIFIED"
+    if run.metadata.interrupted:
+        verdict += f" (INTERRUPTED by {run.metadata.interrupted}: {score.missing(run)} of {run.metadata.selected} scenarios did not run)"
     return (
-        f'<div id="summary" class="{"ok" if ok else "bad"}"><span class="verdict">{verdict}</span>'
+        f'<div id="summary" class="{"ok" if ok else "bad"}"><span class="verdict">{_e(verdict)}</span>'
         f"{_e(run.metadata.implementation)} on {_e(run.metadata.backend)}: "
         f'<span class="passed">{overall.passed} passed</span>, <span class="failed">{overall.failed} failed</span>, '
         f'<span class="not-claimed">{overall.not_claimed} not claimed</span>, <span class="error">{overall.error} error</span>; '
@@ -129,7 +131,8 @@ def render(run: results.RunResult) -> str:
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>vck report {_e(meta.run_id)}</title><style>{CSS}</style></head><body>'
         f"<h1>Volcano conformance report</h1>"
         f'<div class="meta">run {_e(meta.run_id)} started {_e(meta.started_at)}, wall time {meta.wall_time_s:.0f}s, time scale {meta.time_scale:g}<br>'
-        f"versions: {_e(versions)}<br>command: <span class=\"mono\">{_e(meta.command)}</span></div>"
+        f"versions: {_e(versions)}<br>command: <span class=\"mono\">{_e(meta.command)}</span><br>"
+        f'{meta.workers} worker{"s" if meta.workers != 1 else ""}; the implementation\'s logs, one folder per worker: <a href="logs/">logs/</a></div>'
         f"{_summary(run)}<h2>Suites</h2>{_suites(run)}{_all_figures(run)}"
         f"{_section('Failures and errors', bad, True)}{_section('Passed', good, False)}{_section('Not claimed', unclaimed, False)}"
         "</body></html>"

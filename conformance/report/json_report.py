@@ -56,7 +56,7 @@ def to_dict(run: results.RunResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "run": dataclasses.asdict(run.metadata),
-        "summary": {**_tally(overall), "certified": score.certified(run)},
+        "summary": {**_tally(overall), "certified": score.certified(run), "not_run": score.missing(run)},
         "suites": {name: _tally(t) for name, t in score.by_suite(run).items()},
         "scenarios": [scenario_to_dict(sc) for sc in run.scenarios],
     }

@@ -101,6 +101,15 @@ class RunMetadata:
     command: str
     # Parallel workers, each with its own cluster (reports written before this field: 1).
     workers: int = 1
+    # How many scenarios the run selected (0: not recorded, in reports written before this field).
+    selected: int = 0
+    # Why the run ended before every selected scenario had a verdict ("SIGINT", "SIGTERM", ...);
+    # empty when it ran to the end. An interrupted run is never certified.
+    interrupted: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return not self.interrupted
 
 
 @dataclasses.dataclass(frozen=True)

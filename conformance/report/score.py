@@ -39,10 +39,19 @@ def by_suite(run: results.RunResult) -> dict[str, results.Tally]:
     return {name: tally(items) for name, items in sorted(suites.items())}
 
 
-def certified(run: results.RunResult) -> bool:
-    """Every claimed MUST scenario passed (an error is not a pass), and at least one was judged.
+def missing(run: results.RunResult) -> int:
+    """Selected scenarios with no verdict (0 when the run did not record what it selected)."""
+    return max(0, run.metadata.selected - len(run.scenarios))
 
-    An empty run, or one where nothing was claimed, is never certified.
+
+def certified(run: results.RunResult) -> bool:
+    """The run ran to the end with a verdict for every scenario it selected, every claimed MUST
+    scenario passed (an error is not a pass), and at least one was judged.
+
+    An interrupted run, an incomplete one, an empty one, or one where nothing was claimed, is never
+    certified.
     """
+    if run.metadata.interrupted or missing(run):
+        return False
     overall = tally(run.scenarios)
     return overall.must_claimed > 0 and overall.must_passed == overall.must_claimed

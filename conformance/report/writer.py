@@ -1,4 +1,6 @@
-"""Write a run's three reports into `reports/<run-id>/` and point `reports/latest` at it."""
+"""Write a run's three reports into `reports/<run-id>/` and point `reports/latest` at it (only a
+run that ran to the end: an interrupted one keeps what it judged, and `latest` keeps pointing at
+the last whole run)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ def write_all(run: results.RunResult, reports_root: pathlib.Path) -> pathlib.Pat
     json_report.write(run, folder / "report.json")
     junit.write(run, folder / "junit.xml")
     html.write(run, folder / "index.html")
-    _point_latest(reports_root, run.metadata.run_id)
+    if run.metadata.complete:
+        _point_latest(reports_root, run.metadata.run_id)
     return folder
 
 

@@ -1,0 +1,90 @@
+"""Ctrl-C (SIGINT) and a CI cancel (SIGTERM) end a run the same way.
+
+The first signal is recorded and raised as KeyboardInterrupt, so every `finally` on the way out
+runs (implementations stopped, clusters removed) and pytest ends the session and writes what ran,
+marked interrupted: such a report is never certified. The exit status is the shell's for the
+signal (130 for SIGINT, 143 for SIGTERM).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from types import FrameType
+from typing import Iterator
+
+HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupts:
+    """Which signal ended the process's run, if any (one per process: signals are per process)."""
+
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
+
+    def install(self) -> None:
+        for signum in HANDLED:
+            signal.signal(signum, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is None:
+            self.received = signal.Signals(signum)
+        raise KeyboardInterrupt(self.received.name)
+
+    def exit_status(self) -> int:
+        """128 + the signal's number, as a shell reports a process a signal ended."""
+        return 128 + int(self.received or signal.SIGINT)
+
+
+# The process's own record: the CLI installs it, the pytest plugin (in the same process) reads it.
+RECORD = Interrupts()
+
+
+def reason(error: BaseException | None = None) -> str:
+    """What to write in a report's `interrupted`: the signal received, else the error's name."""
+    if RECORD.received is not None:
+        return RECORD.received.name
+    if isinstance(error, KeyboardInterrupt):
+        return "SIGINT"
+    return error.__class__.__name__ if error is not None else "interrupted"
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while the body runs (writing a report: its files stay consistent);
+    a signal that came meanwhile is delivered when the body is done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def drop_lineless_frames(error: BaseException) -> None:
+    """Unlink traceback entries that have no line number from `error` and the errors chained to it.
+
+    A KeyboardInterrupt raised by a signal handler can carry an entry for the interrupted frame
+    without a line (seen on Python 3.11), and pytest fails while rendering such a traceback; a
+    report of the interruption matters more than that one frame.
+    """
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        head = current.__traceback__
+        while head is not None and head.tb_lineno is None:
+            head = head.tb_next
+        entry = head
+        while entry is not None:
+            while entry.tb_next is not None and entry.tb_next.tb_lineno is None:
+                entry.tb_next = entry.tb_next.tb_next
+            entry = entry.tb_next
+        current.__traceback__ = head
+        pending += [current.__context__, current.__cause__]

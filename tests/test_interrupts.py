@@ -1,0 +1,148 @@
+"""An interrupted run is never certified, and leaves nothing behind.
+
+Real signals to a real `vck run` process (in a session of its own, as a CI runner would signal
+it): SIGINT (Ctrl-C) and SIGTERM (a CI cancel) at chosen moments (while its cluster starts, while
+a scenario runs) and at random ones. Whatever the moment: the exit status is the signal's
+(130, 143), a report it wrote says interrupted and not certified, `latest` does not point at it,
+and no process or state folder of the run remains.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import pathlib
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import IO
+
+import pytest
+
+from conformance.cluster import processes
+from tests import suite_runs
+
+pytestmark = pytest.mark.cluster
+
+# A short scenario, then one that lasts 15 s (its `never` windows): when the first has its
+# verdict, the second is surely under way.
+SELECTION = ("--suite", "gang", "-k", "full-occupancy or no-partial-gang")
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_TIMEOUT_S = 120.0
+
+
+class Run:
+    """`vck run` in a session of its own, its output read line by line as it comes."""
+
+    def __init__(self, tmp_path: pathlib.Path) -> None:
+        self.tmp_path = tmp_path
+        self.reports = tmp_path / "reports"
+        self.state = tmp_path / "state"
+        self.lines: list[str] = []
+        self._seen = threading.Condition()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "conformance.cli", "run", *SELECTION, "--jobs", "1", "--reports", str(self.reports), "--run-id", "run"],
+            cwd=suite_runs.REPO, env={**os.environ, "VCK_STATE_DIR": str(self.state), "VCK_REFERENCE_WORKDIR": str(tmp_path / "reference")},
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
+        )
+        assert self.proc.stdout is not None
+        threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            with self._seen:
+                self.lines.append(line)
+                self._seen.notify_all()
+
+    def wait_for(self, text: str, timeout_s: float = 120.0) -> None:
+        """Until a line of the output contains `text` (the moment to signal at)."""
+        with self._seen:
+            if not self._seen.wait_for(lambda: any(text in line for line in self.lines) or self.proc.poll() is not None, timeout_s):
+                raise AssertionError(f"no line with {text!r} within {timeout_s:.0f}s:\n{''.join(self.lines[-30:])}")
+        assert self.proc.poll() is None, f"the run ended before {text!r}:\n{''.join(self.lines[-30:])}"
+
+    def signal(self, signum: signal.Signals) -> int:
+        self.proc.send_signal(signum)
+        return self.proc.wait(EXIT_TIMEOUT_S)
+
+    def output(self) -> str:
+        with self._seen:
+            return "".join(self.lines)
+
+
+def assert_interrupted_and_clean(run: Run, signum: signal.Signals, code: int) -> None:
+    out = run.output()
+    report = run.reports / "run" / "report.json"
+    if code == 0 or code == 1:
+        # The signal came after the run had decided: a whole run, judged as such.
+        assert report.exists(), out[-3000:]
+    elif code == -signum:
+        # Signalled before `vck` installed its handlers (still importing): ended by the signal
+        # itself, which a shell reports as the same status; nothing had started.
+        assert not report.exists()
+    else:
+        assert code == STATUS[signum], f"exit {code} after {signum.name}\n{out[-3000:]}"
+        assert "CERTIFIED: " not in out.replace("NOT CERTIFIED", ""), out[-3000:]
+        if report.exists():
+            data = json.loads(report.read_text())
+            if data["run"]["interrupted"]:
+                assert data["run"]["interrupted"] == signum.name and data["summary"]["certified"] is False, data["run"]
+                assert not (run.reports / "latest").exists(), "latest points at an interrupted run"
+            else:
+                # The signal came while the finished run's report was being written (signals
+                # wait until it is whole): a complete report of the whole run.
+                assert data["summary"]["not_run"] == 0 and data["run"]["selected"] == len(data["scenarios"]), data["summary"]
+    left = processes.under(run.state)
+    assert not left, f"processes left behind: {[p.argv[:2] for p in left]}"
+    assert not [p for p in run.state.iterdir()] if run.state.exists() else True, f"state left behind: {list(run.state.iterdir())}"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_interrupted_during_a_scenario(tmp_path: pathlib.Path, signum: signal.Signals) -> None:
+    run = Run(tmp_path)
+    run.wait_for("[1/2")  # the first scenario has its verdict; the second is under way
+    code = run.signal(signum)
+    assert code == STATUS[signum], run.output()[-3000:]
+    assert f"INTERRUPTED by {signum.name}: 1 of 2 scenarios" in run.output()
+    data = json.loads((run.reports / "run" / "report.json").read_text())
+    assert data["summary"]["certified"] is False and data["summary"]["not_run"] == 1
+    assert [s["status"] for s in data["scenarios"]] == ["passed"]
+    assert_interrupted_and_clean(run, signum, code)
+
+
+def test_interrupted_while_the_cluster_starts(tmp_path: pathlib.Path) -> None:
+    run = Run(tmp_path)
+    run.wait_for("starting etcd, kube-apiserver")
+    code = run.signal(signal.SIGTERM)
+    assert code == STATUS[signal.SIGTERM], run.output()[-3000:]
+    assert_interrupted_and_clean(run, signal.SIGTERM, code)
+
+
+CHAOS_TRIALS = 20
+# Two trials at a time: each mostly waits (on its cluster, its scenario), so pairs halve the time.
+CHAOS_AT_ONCE = 2
+
+
+def _trial(folder: pathlib.Path, signum: signal.Signals, delay: float) -> tuple[float, str, int]:
+    run = Run(folder)
+    deadline = time.monotonic() + delay
+    while run.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # the random moment itself: nothing to wait on but the clock
+    code = run.proc.returncode if run.proc.poll() is not None else run.signal(signum)
+    assert_interrupted_and_clean(run, signum, code)
+    return round(delay, 1), signum.name, code
+
+
+def test_interrupts_at_random_moments_never_certify_and_leave_nothing(tmp_path: pathlib.Path) -> None:
+    """SIGINT or SIGTERM at 20 random moments of the short run's first 14 s: start-up, the cluster
+    and the reference starting, the first scenario, and the second one's start."""
+    rng = random.Random(20261125)
+    trials = [(tmp_path / f"trial-{i}", rng.choice([signal.SIGINT, signal.SIGTERM]), rng.uniform(0.0, 14.0)) for i in range(CHAOS_TRIALS)]
+    with concurrent.futures.ThreadPoolExecutor(CHAOS_AT_ONCE) as pool:
+        outcomes = list(pool.map(lambda trial: _trial(*trial), trials))
+    # The moments spread over the run: most interrupted it.
+    assert sum(code not in (0, 1) for _, _, code in outcomes) >= CHAOS_TRIALS // 2, outcomes

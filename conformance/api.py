@@ -12,6 +12,7 @@ import os
 import pathlib
 import shlex
 import sys
+import tempfile
 import time
 from typing import Callable, Sequence
 
@@ -76,6 +77,22 @@ class RunConfig:
         for suite in self.suites:
             if suite not in known:
                 problems.append(f"no suite {suite!r} under {', '.join(map(str, self.scenarios))}; suites: {', '.join(sorted(known))}")
+        return problems
+
+    def preflight(self) -> list[str]:
+        """What would make the run fail for reasons of its own, found before anything starts (run
+        after validate): a reports folder it cannot write, a cluster it cannot reach."""
+        problems = []
+        try:
+            self.reports.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.reports, prefix=".vck-write-check-"):
+                pass
+        except OSError as err:
+            problems.append(f"--reports {self.reports} is not writable ({err.strerror or err}); the run's results would be lost")
+        backend = registry.backend(self.backend, kubeconfig=self.kubeconfig, context=self.kube_context)
+        check = getattr(backend, "preflight", None)
+        if check is not None:
+            problems += check()
         return problems
 
     def selected_or_empty(self) -> list[models.Scenario]:

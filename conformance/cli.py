@@ -108,6 +108,8 @@ def _run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     problems = config.validate()
+    if not problems:
+        problems = config.preflight()
     if problems:
         for problem in problems:
             print(f"vck run: {problem}", file=sys.stderr)

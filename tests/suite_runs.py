@@ -36,6 +36,12 @@ def vck_run(tmp_path: pathlib.Path, *args: str, env: dict[str, str] | None = Non
     return proc, json.loads(report.read_text())
 
 
+def worker_logs(folder: pathlib.Path, name: str) -> str:
+    """A reference log of a run, all its workers' together (VCK_REFERENCE_WORKDIR keeps one
+    folder per parallel worker; a single-worker run writes the log in the folder itself)."""
+    return "".join(path.read_text(errors="replace") for path in sorted(folder.glob(f"**/{name}")))
+
+
 def verdicts(report: dict[str, Any]) -> dict[str, str]:
     return {s["id"]: s["status"] for s in report["scenarios"]}
 

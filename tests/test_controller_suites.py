@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests import full_run
-from tests.suite_runs import explain, replicas_by_job, vck_run, verdicts
+from tests.suite_runs import explain, replicas_by_job, vck_run, verdicts, worker_logs
 
 pytestmark = pytest.mark.cluster
 # Evictions are edge events (a pod's deletion): one that happens while the controller is down is
@@ -58,8 +58,9 @@ def calm_run(reference_run: full_run.FullRun) -> dict[str, Any]:
 
 def test_lifecycle_survives_controller_restarts(tmp_path: pathlib.Path, reference_run: full_run.FullRun) -> None:
     logs = tmp_path / "chaos-logs"
-    proc, chaos = vck_run(tmp_path / "chaos", "--suite", "lifecycle", "-k", CHAOS_SELECTION, "--impl", "reference:chaos=11", env={"VCK_REFERENCE_WORKDIR": str(logs)})
-    kills = (logs / "controller.log").read_text().count("chaos: killed")
+    # Two workers, each with its own cluster and its own controller under chaos.
+    proc, chaos = vck_run(tmp_path / "chaos", "--suite", "lifecycle", "-k", CHAOS_SELECTION, "--impl", "reference:chaos=11", "--jobs", "2", env={"VCK_REFERENCE_WORKDIR": str(logs)})
+    kills = worker_logs(logs, "controller.log").count("chaos: killed")
     assert kills >= 5, f"the controller was killed only {kills} times"
     assert set(verdicts(chaos).values()) == {"passed"}, explain(chaos)
     assert proc.returncode == 0

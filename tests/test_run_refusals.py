@@ -61,3 +61,85 @@ def test_a_selection_that_matches_nothing_says_so(tmp_path: pathlib.Path) -> Non
     proc = vck(tmp_path, "run", "--suite", "gang", "-k", "no-such-scenario", "--jobs", "1", "--reports", str(tmp_path / "reports"))
     assert proc.returncode == 2
     assert "no scenario matches -k 'no-such-scenario'" in proc.stderr, proc.stderr
+
+
+def test_reports_that_cannot_be_written_are_refused_before_the_run(tmp_path: pathlib.Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    proc = vck(tmp_path, "run", "--suite", "gang", "--reports", str(blocker / "reports"))
+    assert proc.returncode == 2
+    assert f"--reports {blocker / 'reports'} is not writable" in proc.stderr, proc.stderr
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: nowhere
+  cluster: {{server: "https://127.0.0.1:{port}", insecure-skip-tls-verify: true}}
+users:
+- name: someone
+  user: {{token: abc}}
+contexts:
+- name: here
+  context: {{cluster: nowhere, user: someone}}
+current-context: here
+"""
+
+
+def existing(tmp_path: pathlib.Path, *args: str, kubeconfig_env: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    env.update({"HOME": str(tmp_path / "home"), "VCK_STATE_DIR": str(tmp_path / "state"), "VCK_NO_CLUSTERS": "1"})
+    if kubeconfig_env is not None:
+        env["KUBECONFIG"] = kubeconfig_env
+    return subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "run", "--suite", "gang", "--reports", str(tmp_path / "reports"), *args],
+        cwd=suite_runs.REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env,
+    )
+
+
+def one_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """A refusal is one line on stderr (no traceback, no per-scenario failures) and exit 2."""
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+def test_existing_backend_without_a_kubeconfig(tmp_path: pathlib.Path) -> None:
+    line = one_line(existing(tmp_path, "--backend", "existing"))
+    assert "kubeconfig" in line and "does not exist" in line and "--kubeconfig PATH" in line
+
+
+def test_existing_backend_with_a_missing_file(tmp_path: pathlib.Path) -> None:
+    line = one_line(existing(tmp_path, "--backend", "existing", "--kubeconfig", str(tmp_path / "nope.yaml")))
+    assert f"kubeconfig {tmp_path / 'nope.yaml'}" in line and "does not exist" in line
+
+
+def test_existing_backend_with_bad_yaml(tmp_path: pathlib.Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("clusters: [unclosed\n")
+    line = one_line(existing(tmp_path, "--backend", "existing", "--kubeconfig", str(bad)))
+    assert "cannot be read as YAML" in line
+
+
+def test_existing_backend_with_an_unknown_context(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(KUBECONFIG.format(port=1))
+    line = one_line(existing(tmp_path, "--backend", "existing", "--kubeconfig", str(config), "--context", "elsewhere"))
+    assert "context 'elsewhere' is not in" in line and "here" in line
+
+
+def test_existing_backend_whose_server_does_not_answer(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(KUBECONFIG.format(port=1))  # nothing listens on port 1: refused at once
+    line = one_line(existing(tmp_path, "--backend", "existing", "--kubeconfig", str(config)))
+    assert "https://127.0.0.1:1" in line and "does not answer" in line
+
+
+def test_a_kubeconfig_without_a_backend_means_the_existing_backend(tmp_path: pathlib.Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(KUBECONFIG.format(port=1))
+    proc = existing(tmp_path, "--kubeconfig", str(config))
+    assert proc.returncode == 2
+    assert "--kubeconfig given without --backend: using the existing backend" in proc.stderr
+    assert "https://127.0.0.1:1" in proc.stderr and "does not answer" in proc.stderr

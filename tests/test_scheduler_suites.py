@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.suite_runs import explain, replicas_by_job, vck_run, verdicts, volcano_jobs
+from tests.suite_runs import explain, replicas_by_job, vck_run, verdicts, volcano_jobs, worker_logs
 
 pytestmark = pytest.mark.cluster
 
@@ -35,8 +35,9 @@ def final_bound_pods(scenario: dict[str, Any]) -> dict[str, int]:
 
 def test_gangs_converge_when_the_scheduler_is_killed_mid_gang(tmp_path: pathlib.Path) -> None:
     logs = tmp_path / "logs"
-    proc, report = vck_run(tmp_path, "--suite", "gang,preempt,reclaim", "--impl", "reference:scheduler-chaos=5", env={"VCK_REFERENCE_WORKDIR": str(logs)})
-    log = (logs / "scheduler.log").read_text()
+    # Two workers, each with its own cluster and its own scheduler under chaos.
+    proc, report = vck_run(tmp_path, "--suite", "gang,preempt,reclaim", "--impl", "reference:scheduler-chaos=5", "--jobs", "2", env={"VCK_REFERENCE_WORKDIR": str(logs)})
+    log = worker_logs(logs, "scheduler.log")
     mid_gang = log.count("its output matched --kill-on")
     assert mid_gang >= 3, f"the scheduler was killed mid-gang only {mid_gang} times ({log.count('chaos: killed')} kills in all)"
     assert set(verdicts(report).values()) == {"passed"}, explain(report)

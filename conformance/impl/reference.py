@@ -261,4 +261,6 @@ class Reference:
             log.debug("webhook cleanup: %s", err)
 
     def logs(self) -> dict[str, pathlib.Path]:
-        return {p.name: p.log_path for p in (self._webhook, self._controller, self._scheduler) if p is not None}
+        """Each process's log, by its name, also after the processes stopped."""
+        roles = ("webhook", "controller", "scheduler")
+        return {f"reference {role}": self.workdir / f"{role}.log" for role in roles if (self.workdir / f"{role}.log").exists()}

@@ -215,4 +215,5 @@ class Volcano:
         self._cluster = None
 
     def logs(self) -> dict[str, pathlib.Path]:
-        return {p.name: p.log_path for p in (self._webhook, self._controller, self._scheduler) if p is not None}
+        """Each process's log (`<binary>.log` in the workdir), also after the processes stopped."""
+        return {f"volcano {path.stem}": path for path in sorted(self.workdir.glob("*.log"))}

@@ -46,6 +46,9 @@ class RunContext:
         key = tuple(sorted((n, repr(m)) for n, m in desired.items()))
         if key == self._node_key:
             return
+        # Forgotten until the new shape is whole: should making it fail (a kit error), the next
+        # scenario reshapes from scratch rather than run on whatever was left.
+        self._node_key = None
         deleted = set()
         for node in self.client.core.list_node().items:
             annotations = node.metadata.annotations or {}

@@ -59,7 +59,10 @@ def _result(sc: models.Scenario, status: results.Status, reason: str, started: f
     )
 
 
-def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
+def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = False) -> results.ScenarioResult:
+    """Run one scenario to its verdict. With `first_failure`, judging stops at the first check that
+    fails (the verdict is FAILED either way; the checks after it are not judged): for proving that
+    a broken build fails, where the rest of the windows would only be waited out."""
     started = time.monotonic()
     missing = sorted(sc.capabilities() - ctx.implementation.capabilities())
     if missing:
@@ -85,7 +88,7 @@ def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
         with clock.phase("observer"):
             rec.start()
         with clock.phase(results.PHASE_BODY):
-            failure = _play(sc, step_ctx, rec, ctx.time_scale, checks)
+            failure = _play(sc, step_ctx, rec, ctx.time_scale, checks, first_failure)
         if failure is not None:
             status, reason = results.Status.FAILED, failure
         crashed = ctx.implementation.health()
@@ -121,7 +124,7 @@ def run(sc: models.Scenario, ctx: context.RunContext) -> results.ScenarioResult:
     return _result(sc, status, reason, started, checks=tuple(checks), timeline=timeline, figures=dict(step_ctx.figures), phases_s=clock.spent)
 
 
-def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Recorder, time_scale: float, checks: list[results.Check]) -> str | None:
+def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Recorder, time_scale: float, checks: list[results.Check], first_failure: bool) -> str | None:
     """Apply the setup objects, run the steps, then judge the expectations, appending each check;
     the reason when a step made the scenario fail (None otherwise)."""
     for manifest in sc.setup:
@@ -131,8 +134,12 @@ def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Record
             check = steps.run(step_ctx, step)
             if check is not None:
                 checks.append(check)
+                if first_failure and not check.passed:
+                    return None
         for exp in sc.expect:
             checks.append(judge.expectation(rec, exp, time_scale))
+            if first_failure and not checks[-1].passed:
+                return None
     except steps.StepFailed as err:
         if err.check is not None:
             checks.append(err.check)

@@ -1,0 +1,36 @@
+"""A kit error never changes another scenario's verdict: when making a scenario's nodes fails
+half-way (the API refuses one), the next scenario still gets exactly the nodes it declares, even
+when they are the shape the cluster had before the failure."""
+
+from __future__ import annotations
+
+import kubernetes
+import pytest
+
+from conformance.cluster import base, nodes
+from conformance.impl import reference
+from conformance.runner import context
+from tests.conftest import OwnCluster
+
+pytestmark = pytest.mark.cluster
+
+SHAPE = (nodes.NodeGroup(count=2, cpu="8", memory="16Gi"),)
+# The API refuses this label value (spaces are not allowed), after the old nodes were removed.
+REFUSED = (nodes.NodeGroup(count=2, cpu="8", memory="16Gi", labels=(("vck.example/zone", "not a valid value"),)),)
+
+
+def node_names(api: kubernetes.client.ApiClient) -> list[str]:
+    return sorted(n.metadata.name for n in kubernetes.client.CoreV1Api(api).list_node().items if n.metadata.name.startswith(nodes.DEFAULT_PREFIX))
+
+
+def test_a_failed_reshape_is_repaired_before_the_next_scenario(own_cluster: OwnCluster) -> None:
+    ctx = context.RunContext(own_cluster.handle, reference.Reference())
+    ctx.prepare_nodes(SHAPE)
+    assert node_names(own_cluster.api) == ["vck-node-0", "vck-node-1"]
+    with pytest.raises(base.ClusterError, match="creating node"):
+        ctx.prepare_nodes(REFUSED)
+    # The failed attempt removed the old nodes; the next scenario asks for the old shape again.
+    ctx.prepare_nodes(SHAPE)
+    assert node_names(own_cluster.api) == ["vck-node-0", "vck-node-1"]
+    ready = {n.metadata.name for n in kubernetes.client.CoreV1Api(own_cluster.api).list_node().items if any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])}
+    assert {"vck-node-0", "vck-node-1"} <= ready

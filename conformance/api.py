@@ -23,7 +23,7 @@ from conformance.cluster import embedded, owners, registry
 from conformance.impl import registry as impl_registry
 from conformance.report import json_report, results, score, writer
 from conformance.scenario import loader, models
-from conformance.toolchain import versions
+from conformance.toolchain import install, versions
 
 KIT_VERSION = "0.1.0"
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -46,6 +46,10 @@ class RunConfig:
     reports: pathlib.Path = DEFAULT_REPORTS
     run_id: str | None = None
     verbose: bool = False
+    # The whole run's deadline in seconds: a run that reaches it ends as an interrupted one.
+    timeout_s: float | None = None
+    # Only say which scenarios the run would run.
+    collect_only: bool = False
     # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
@@ -62,6 +66,8 @@ class RunConfig:
             problems.append(str(err))
         if self.time_scale <= 0:
             problems.append(f"--time-scale {self.time_scale}: must be greater than 0")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            problems.append(f"--timeout {self.timeout_s:g}s: must be greater than 0")
         try:
             impl_registry.implementation(self.implementation)
         except Exception as err:
@@ -136,6 +142,8 @@ class RunConfig:
             args += ["--vck-context", self.kube_context]
         if self.keyword:
             args += ["-k", self.keyword]
+        if self.collect_only:
+            return [*args, "--collect-only", "-q"]
         workers = self.workers()
         if workers > 1:
             # worksteal: each worker starts on a contiguous share of the sorted scenarios (so
@@ -159,16 +167,24 @@ class RunOutcome:
     pytest_exit: int
 
 
-def run(config: RunConfig) -> RunOutcome:
+def run(config: RunConfig, progress: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> RunOutcome:
     """Run the selected scenarios and write the reports; `certified` decides the exit status.
 
     The run owns every cluster its workers start: when it ends, however it ends, whatever they left
     behind (a worker stopped in the middle of a scenario cannot clean up) is removed."""
     run_id = config.run_id or new_run_id()
+    if config.collect_only:
+        return RunOutcome(run_id, None, None, False, int(pytest.main(config.pytest_args(run_id))))
+    if config.backend == "embedded":
+        # Here, where its progress is seen, rather than in every worker behind pytest's capture.
+        install.install(progress=progress)
     owners.claim_for_this_run()
+    if config.timeout_s is not None:
+        interrupts.RECORD.arm_deadline(config.timeout_s)
     try:
         code = pytest.main(config.pytest_args(run_id))
     finally:
+        interrupts.RECORD.disarm()
         prune_clusters(PruneConfig(owner_pid=os.getpid()))
     report_json = config.reports / run_id / "report.json"
     if not report_json.exists():

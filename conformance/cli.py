@@ -15,7 +15,7 @@ from conformance import api, interrupts, parallel, scaffold
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
 from conformance.report import score, timing
-from conformance.scenario import validate
+from conformance.scenario import durations, validate
 from conformance.toolchain import errors, install, versions
 
 
@@ -87,6 +87,16 @@ def _cluster_prune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _duration(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return durations.parse(text)
+    except ValueError as err:
+        print(f"vck run: --timeout: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def _run(args: argparse.Namespace) -> int:
     backend = args.backend
     if backend is None:
@@ -106,8 +116,13 @@ def _run(args: argparse.Namespace) -> int:
         reports=pathlib.Path(args.reports),
         run_id=args.run_id,
         verbose=args.verbose,
+        timeout_s=_duration(args.timeout),
+        collect_only=args.collect_only,
     )
     problems = config.validate()
+    if config.collect_only and not problems:
+        outcome = api.run(config)
+        return 0 if outcome.pytest_exit == 0 else 2
     if not problems:
         problems = config.preflight()
     if problems:
@@ -222,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where reports go (a folder per run, and `latest`)")
     run.add_argument("--run-id", default=None, help="the report folder's name (default: a timestamp)")
     run.add_argument("-v", "--verbose", action="store_true")
+    run.add_argument("--timeout", default=None, help="a deadline for the whole run (30m, 3600s): a run that reaches it stops, is reported as interrupted and exits 124")
+    run.add_argument("--collect-only", action="store_true", help="list the scenarios the run would run (with --suite, -k and paths applied), and run nothing")
     run.set_defaults(func=_run)
 
     dif = sub.add_parser("diff", help="every scenario whose verdict differs between two runs: a text table and a page with both timelines (exit 1 when any differs)")

@@ -1,9 +1,9 @@
-"""Ctrl-C (SIGINT) and a CI cancel (SIGTERM) end a run the same way.
+"""Ctrl-C (SIGINT), a CI cancel (SIGTERM) and the run's own `--timeout` end a run the same way.
 
 The first signal is recorded and raised as KeyboardInterrupt, so every `finally` on the way out
 runs (implementations stopped, clusters removed) and pytest ends the session and writes what ran,
 marked interrupted: such a report is never certified. The exit status is the shell's for the
-signal (130 for SIGINT, 143 for SIGTERM).
+signal (130 for SIGINT, 143 for SIGTERM), and 124 for the timeout, as timeout(1) says it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ from types import FrameType
 from typing import Iterator
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
+# Held while a report is written (the deadline's SIGALRM too).
+DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+
+
+TIMEOUT_STATUS = 124
 
 
 class Interrupts:
@@ -22,18 +27,37 @@ class Interrupts:
 
     def __init__(self) -> None:
         self.received: signal.Signals | None = None
+        self.deadline_s: float | None = None
 
     def install(self) -> None:
         for signum in HANDLED:
             signal.signal(signum, self._handle)
 
+    def arm_deadline(self, seconds: float) -> None:
+        """End the run like a signal once `seconds` have passed (SIGALRM)."""
+        self.deadline_s = seconds
+        signal.signal(signal.SIGALRM, self._handle)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def disarm(self) -> None:
+        if self.deadline_s is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.received is None:
             self.received = signal.Signals(signum)
-        raise KeyboardInterrupt(self.received.name)
+        raise KeyboardInterrupt(self.describe())
+
+    def describe(self) -> str:
+        if self.received is signal.SIGALRM:
+            return f"timeout ({self.deadline_s:g}s)"
+        return self.received.name if self.received is not None else ""
 
     def exit_status(self) -> int:
-        """128 + the signal's number, as a shell reports a process a signal ended."""
+        """128 + the signal's number, as a shell reports a process a signal ended; 124 for the
+        run's own timeout."""
+        if self.received is signal.SIGALRM:
+            return TIMEOUT_STATUS
         return 128 + int(self.received or signal.SIGINT)
 
 
@@ -44,7 +68,7 @@ RECORD = Interrupts()
 def reason(error: BaseException | None = None) -> str:
     """What to write in a report's `interrupted`: the signal received, else the error's name."""
     if RECORD.received is not None:
-        return RECORD.received.name
+        return RECORD.describe()
     if isinstance(error, KeyboardInterrupt):
         return "SIGINT"
     return error.__class__.__name__ if error is not None else "interrupted"
@@ -57,7 +81,7 @@ def deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, DEFERRED)
     try:
         yield
     finally:

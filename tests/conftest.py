@@ -106,14 +106,15 @@ def broken_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[context
             backend.down(name)
 
 
-# Longest first: `make test` hands tests out one at a time (`--dist load --maxschedchunk 1`), so
-# in this order each free worker takes the longest test left and the run ends on short ones. The
-# full reference run comes first; the controller chaos test reads it only after its own run, by
-# when it is long done. Tests of other modules keep their order, after these.
+# `make test` hands tests out one at a time (`--dist load --maxschedchunk 1`), in this order: the
+# full reference run first (it takes the machine's cores with its own workers), the broken builds
+# beside it (one cluster per worker, mostly waiting out windows), then the chaos runs and the other
+# long tests, then the rest in file order, so the run ends on short tests. The controller chaos
+# test reads the full run's report only after its own run, by when that is long done.
 LONGEST_FIRST = (
     "test_reference_run.py",
-    "test_scheduler_suites.py",
     "test_broken_builds.py",
+    "test_scheduler_suites.py",
     "test_controller_suites.py",
     "test_interrupts.py",
     "test_bench.py",

@@ -38,14 +38,14 @@ EXIT_TIMEOUT_S = 120.0
 class Run:
     """`vck run` in a session of its own, its output read line by line as it comes."""
 
-    def __init__(self, tmp_path: pathlib.Path) -> None:
+    def __init__(self, tmp_path: pathlib.Path, *extra: str) -> None:
         self.tmp_path = tmp_path
         self.reports = tmp_path / "reports"
         self.state = tmp_path / "state"
         self.lines: list[str] = []
         self._seen = threading.Condition()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "conformance.cli", "run", *SELECTION, "--jobs", "1", "--reports", str(self.reports), "--run-id", "run"],
+            [sys.executable, "-m", "conformance.cli", "run", *SELECTION, "--jobs", "1", "--reports", str(self.reports), "--run-id", "run", *extra],
             cwd=suite_runs.REPO, env={**os.environ, "VCK_STATE_DIR": str(self.state), "VCK_REFERENCE_WORKDIR": str(tmp_path / "reference")},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         )
@@ -123,8 +123,8 @@ def test_interrupted_while_the_cluster_starts(tmp_path: pathlib.Path) -> None:
 
 
 CHAOS_TRIALS = 20
-# Two trials at a time: each mostly waits (on its cluster, its scenario), so pairs halve the time.
-CHAOS_AT_ONCE = 2
+# Three trials at a time: each mostly waits (on its cluster, its scenario).
+CHAOS_AT_ONCE = 3
 
 
 def _trial(folder: pathlib.Path, signum: signal.Signals, delay: float) -> tuple[float, str, int]:
@@ -146,3 +146,15 @@ def test_interrupts_at_random_moments_never_certify_and_leave_nothing(tmp_path: 
         outcomes = list(pool.map(lambda trial: _trial(*trial), trials))
     # The moments spread over the run: most interrupted it.
     assert sum(code not in (0, 1) for _, _, code in outcomes) >= CHAOS_TRIALS // 2, outcomes
+
+
+def test_a_run_that_reaches_its_timeout_is_reported_incomplete(tmp_path: pathlib.Path) -> None:
+    """`--timeout` ends the run as an interruption would: exit 124, the report says so."""
+    run = Run(tmp_path, "--timeout", "25s")
+    code = run.proc.wait(EXIT_TIMEOUT_S + 25)
+    assert code == 124, run.output()[-3000:]
+    assert "INTERRUPTED by timeout (25s)" in run.output()
+    data = json.loads((run.reports / "run" / "report.json").read_text())
+    assert data["run"]["interrupted"] == "timeout (25s)" and data["summary"]["certified"] is False
+    assert not (run.reports / "latest").exists()
+    assert not processes.under(run.state) and not list(run.state.iterdir())

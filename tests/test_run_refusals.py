@@ -143,3 +143,11 @@ def test_a_kubeconfig_without_a_backend_means_the_existing_backend(tmp_path: pat
     assert proc.returncode == 2
     assert "--kubeconfig given without --backend: using the existing backend" in proc.stderr
     assert "https://127.0.0.1:1" in proc.stderr and "does not answer" in proc.stderr
+
+
+def test_collect_only_lists_what_the_run_would_run(tmp_path: pathlib.Path) -> None:
+    proc = vck(tmp_path, "run", "--suite", "gang", "-k", "seed003", "--collect-only")
+    assert proc.returncode == 0, proc.stderr
+    listed = [line.rsplit("::", 1)[1] for line in proc.stdout.splitlines() if "::" in line]
+    assert listed == ["gang-seed003-min-available-20-does-not-schedule", "gang-seed003-min-available-4-schedules"]
+    assert not (tmp_path / "state").exists()

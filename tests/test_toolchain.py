@@ -284,3 +284,30 @@ def test_real_kubernetes_gomod_yields_every_staging_module(tmp_path: pathlib.Pat
     assert {"k8s.io/api", "k8s.io/client-go", "k8s.io/apiserver", "k8s.io/kubectl"} <= set(replaces)
     assert len(replaces) >= 25
     assert replaces["k8s.io/api"] == versions.KUBERNETES_STAGING_VERSION
+
+
+def test_waiting_for_another_installer_is_said(tmp_path: pathlib.Path) -> None:
+    """A second installer (another worker, another checkout) says what it waits for, then goes on."""
+    import fcntl
+
+    said: list[str] = []
+    spoke, entered = threading.Event(), threading.Event()
+
+    def progress(line: str) -> None:
+        said.append(line)
+        spoke.set()
+
+    with open(tmp_path / "toolchain.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+
+        def second() -> None:
+            with install._locked(tmp_path, "toolchain.lock", progress):
+                entered.set()
+
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        assert spoke.wait(30) and "waiting for another installer" in said[0], said
+        assert not entered.is_set()  # the lock is ours: it waits
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiter.join(30)
+    assert entered.is_set() and "finished after" in said[-1], said

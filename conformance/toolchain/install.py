@@ -41,11 +41,20 @@ def go_arch() -> str:
 
 
 @contextlib.contextmanager
-def _locked(root: pathlib.Path, name: str = "toolchain.lock") -> Iterator[None]:
-    """One installer at a time per cache: parallel test workers wait instead of building twice."""
+def _locked(root: pathlib.Path, name: str = "toolchain.lock", progress: Progress | None = None) -> Iterator[None]:
+    """One installer at a time per cache: parallel test workers wait instead of building twice,
+    and say that they wait (another installer may be building for minutes)."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / name, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            began = time.monotonic()
+            if progress is not None:
+                progress(f"toolchain: waiting for another installer to finish with {root / name} (a first build takes about 10 minutes)")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            if progress is not None:
+                progress(f"toolchain: the other installer finished after {time.monotonic() - began:.0f}s")
         try:
             yield
         finally:
@@ -112,7 +121,7 @@ def install_components(
     arch = go_arch()
     started = time.monotonic()
     resolved: dict[str, Resolved] = {}
-    with _locked(root, lock):
+    with _locked(root, lock, progress):
         missing: list[versions.Component] = []
         for comp in wanted:
             hit = cached(comp, root)

@@ -17,6 +17,7 @@ import time
 from typing import Callable, Sequence
 
 import pytest
+from _pytest.mark import expression as pytest_expression  # -k's own parser (pinned pytest)
 
 from conformance import interrupts, parallel
 from conformance.cluster import embedded, owners, registry
@@ -83,6 +84,8 @@ class RunConfig:
         for suite in self.suites:
             if suite not in known:
                 problems.append(f"no suite {suite!r} under {', '.join(map(str, self.scenarios))}; suites: {', '.join(sorted(known))}")
+        if self.keyword is not None and found and not problems:
+            problems += keyword_problems(self.keyword, self.selected())
         return problems
 
     def preflight(self) -> list[str]:
@@ -152,6 +155,27 @@ class RunConfig:
             args += ["-n", str(workers), "--dist", "worksteal"]
         args += ["-q"] if not self.verbose else ["-v"]
         return args
+
+
+def keyword_problems(keyword: str, scenarios: Sequence[models.Scenario]) -> list[str]:
+    """`-k` judged before anything starts (the toolchain, a cluster), with pytest's own expression
+    language. pytest matches against the names of an item's parents, which depend on the rootdir;
+    a scenario counts as matched when either its own names (id, file, suite folder) or every part
+    of its path match, so only a selection pytest would surely leave empty is refused."""
+    try:
+        expression = pytest_expression.Expression.compile(keyword)
+    except SyntaxError as err:
+        return [f"-k {keyword!r} is not a valid expression: {err.msg}"]
+
+    def matches(names: set[str]) -> bool:
+        lowered = [n.lower() for n in names]
+        return expression.evaluate(lambda sub, /, **_: any(sub.lower() in n for n in lowered))
+
+    for sc in scenarios:
+        own = {sc.id, sc.path.name, sc.path.parent.name}
+        if matches(own) or matches(own | set(sc.path.resolve().parts)):
+            return []
+    return [f"no scenario matches -k {keyword!r}"]
 
 
 def new_run_id() -> str:

@@ -158,3 +158,33 @@ def test_a_run_that_reaches_its_timeout_is_reported_incomplete(tmp_path: pathlib
     assert data["run"]["interrupted"] == "timeout (25s)" and data["summary"]["certified"] is False
     assert not (run.reports / "latest").exists()
     assert not processes.under(run.state) and not list(run.state.iterdir())
+
+
+def test_a_killed_run_leaves_clusters_that_list_shows_and_prune_removes(tmp_path: pathlib.Path) -> None:
+    """`kill -9` gives `vck run` no chance to clean up: its cluster is listed with an owner that is
+    gone, and `vck cluster prune` removes it, processes and state."""
+    run = Run(tmp_path)
+    run.wait_for("[1/2")
+    os.killpg(run.proc.pid, signal.SIGKILL)  # the run and anything else in its session
+    run.proc.wait(EXIT_TIMEOUT_S)
+    assert processes.under(run.state), "the killed run's cluster should still be running"
+    env = {**os.environ, "VCK_STATE_DIR": str(run.state)}
+    listed = subprocess.run([sys.executable, "-m", "conformance.cli", "cluster", "list"], cwd=suite_runs.REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and f" {run.proc.pid} " in listed.stdout and "1 cluster(s) whose owner is gone" in listed.stdout, listed.stdout
+    pruned = subprocess.run([sys.executable, "-m", "conformance.cli", "cluster", "prune"], cwd=suite_runs.REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert pruned.returncode == 0 and "removed 1 cluster(s)" in pruned.stdout, pruned.stdout + pruned.stderr
+    assert not processes.under(run.state) and not list(run.state.iterdir())
+
+
+def test_prune_keeps_clusters_whose_owner_runs_and_clusters_started_by_hand(tmp_path: pathlib.Path) -> None:
+    env = {**os.environ, "VCK_STATE_DIR": str(tmp_path / "state")}
+    cli = [sys.executable, "-m", "conformance.cli", "cluster"]
+    up = subprocess.run([*cli, "up", "--name", "by-hand", "--nodes", "1"], cwd=suite_runs.REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert up.returncode == 0, up.stderr
+    try:
+        pruned = subprocess.run([*cli, "prune"], cwd=suite_runs.REPO, env=env, capture_output=True, text=True, timeout=120)
+        assert "removed 0 cluster(s)" in pruned.stdout, pruned.stdout
+        listed = subprocess.run([*cli, "list"], cwd=suite_runs.REPO, env=env, capture_output=True, text=True, timeout=60)
+        assert "by-hand" in listed.stdout and "by hand" in listed.stdout, listed.stdout
+    finally:
+        subprocess.run([*cli, "down", "--name", "by-hand"], cwd=suite_runs.REPO, env=env, capture_output=True, text=True, timeout=120)

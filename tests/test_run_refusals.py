@@ -151,3 +151,20 @@ def test_collect_only_lists_what_the_run_would_run(tmp_path: pathlib.Path) -> No
     listed = [line.rsplit("::", 1)[1] for line in proc.stdout.splitlines() if "::" in line]
     assert listed == ["gang-seed003-min-available-20-does-not-schedule", "gang-seed003-min-available-4-schedules"]
     assert not (tmp_path / "state").exists()
+
+
+def test_a_keyword_that_is_not_an_expression_is_refused(tmp_path: pathlib.Path) -> None:
+    proc = vck(tmp_path, "run", "--suite", "gang", "-k", "gang and (", "--reports", str(tmp_path / "reports"))
+    assert proc.returncode == 2 and "-k 'gang and (' is not a valid expression" in proc.stderr, proc.stderr
+
+
+def test_keywords_are_judged_as_pytest_judges_them() -> None:
+    """Before the toolchain or a cluster is touched: names of the scenario, its file and its
+    suite folder, substrings, case-insensitive, with and/or/not."""
+    from conformance import api
+
+    gang = api.RunConfig(suites=["gang"]).selected()
+    assert api.keyword_problems("no-partial-gang", gang) == []
+    assert api.keyword_problems("NO-PARTIAL and not full-occupancy", gang) == []
+    assert api.keyword_problems("gang and not gang", gang) == ["no scenario matches -k 'gang and not gang'"]
+    assert api.keyword_problems("preempt", gang) == ["no scenario matches -k 'preempt'"]

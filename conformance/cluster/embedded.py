@@ -9,11 +9,9 @@ deletion and no default ServiceAccount. kwok's own pod stages are replaced by th
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +19,7 @@ from typing import Callable, Mapping, Sequence
 
 import yaml
 
-from conformance.cluster import base, kube, nodes, owners, processes
+from conformance.cluster import base, kube, nodes, owners, ports, processes
 from conformance.toolchain import cache, install
 
 STAGES_DIR = pathlib.Path(__file__).parent / "stages"
@@ -39,26 +37,15 @@ def _stderr(line: str) -> None:
 
 # The ports kwokctl's binary runtime needs. kwokctl would pick them itself by counting down from
 # 32767, so clusters started at the same moment (parallel test workers) pick the same ports; the
-# kit asks the kernel for free ones instead.
+# kit reserves them instead (`ports.py`: below the ephemeral range, one registry per machine).
 PORT_OPTIONS = ("etcdPeerPort", "etcdPort", "kubeApiserverPort", "kwokControllerPort", "kubeControllerManagerPort")
-
-
-def free_ports(count: int) -> list[int]:
-    """Distinct ports the kernel says are free right now (all held open until all are chosen)."""
-    with contextlib.ExitStack() as stack:
-        ports = []
-        for _ in range(count):
-            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-            sock.bind(("127.0.0.1", 0))
-            ports.append(sock.getsockname()[1])
-        return ports
 
 
 def kwokctl_configuration() -> dict[str, object]:
     return {
         "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
         "kind": "KwokctlConfiguration",
-        "options": dict(zip(PORT_OPTIONS, free_ports(len(PORT_OPTIONS)), strict=True)),
+        "options": dict(zip(PORT_OPTIONS, ports.reserve(len(PORT_OPTIONS)), strict=True)),
     }
 
 

@@ -19,13 +19,12 @@ import json
 import logging
 import os
 import pathlib
-import socket
 import tempfile
 from typing import Any, Mapping
 
 import yaml
 
-from conformance.cluster import base, kube
+from conformance.cluster import base, kube, ports
 from conformance.impl import base as impl_base
 from conformance.impl import crds, processes, queues, volcano_webhooks
 from conformance.toolchain import errors, versions, volcano_resolve
@@ -50,12 +49,6 @@ def claims() -> frozenset[str]:
     """What Volcano v1.13 claims, however it is run (this adapter, or installed from a chart)."""
     doc = yaml.safe_load(CAPABILITIES_FILE.read_text())
     return frozenset(doc["capabilities"])
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 class Volcano:
@@ -163,7 +156,7 @@ class Volcano:
     def _start_webhook(self, cluster: base.ClusterHandle) -> processes.ManagedProcess:
         api = kube.client(cluster.kubeconfig, cluster.context)
         tls = volcano_webhooks.make_tls(self.workdir / "webhook-certs", HOST)
-        port = _free_port()
+        (port,) = ports.reserve(1)
         url = f"https://{HOST}:{port}"
         paths = volcano_webhooks.enabled_admissions(self._source)
         # The manager waits for these to exist before it serves (it only fills in CA bundles).

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import threading
 from types import FrameType
 from typing import Iterator
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
-# Held while a report is written (the deadline's SIGALRM too).
-DEFERRED = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
 
 
 TIMEOUT_STATUS = 124
@@ -28,6 +25,9 @@ class Interrupts:
     def __init__(self) -> None:
         self.received: signal.Signals | None = None
         self.deadline_s: float | None = None
+        # Inside `deferred()`: a signal is recorded and raised only when the section ends.
+        self._deferring = 0
+        self._pending = False
 
     def install(self) -> None:
         for signum in HANDLED:
@@ -46,7 +46,27 @@ class Interrupts:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.received is None:
             self.received = signal.Signals(signum)
+        if self._deferring:
+            self._pending = True
+            return
         raise KeyboardInterrupt(self.describe())
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Hold the interruption while the body runs (writing a report: its files stay
+        consistent); one that came meanwhile is raised when the body is done.
+
+        Done in the handler rather than with the thread's signal mask: the kernel delivers a
+        process-directed signal to any thread that does not block it (the API client's, say), and
+        Python then runs the handler in the main thread whatever the main thread's mask."""
+        self._deferring += 1
+        try:
+            yield
+        finally:
+            self._deferring -= 1
+        if not self._deferring and self._pending:
+            self._pending = False
+            raise KeyboardInterrupt(self.describe())
 
     def describe(self) -> str:
         if self.received is signal.SIGALRM:
@@ -74,18 +94,9 @@ def reason(error: BaseException | None = None) -> str:
     return error.__class__.__name__ if error is not None else "interrupted"
 
 
-@contextlib.contextmanager
-def deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM while the body runs (writing a report: its files stay consistent);
-    a signal that came meanwhile is delivered when the body is done."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, DEFERRED)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+def deferred() -> contextlib.AbstractContextManager[None]:
+    """The process's record's `deferred()`: hold SIGINT, SIGTERM and the deadline while writing."""
+    return RECORD.deferred()
 
 
 def drop_lineless_frames(error: BaseException) -> None:

@@ -74,6 +74,10 @@ class Session:
             if self._implementation is not None:
                 self._implementation.stop()
                 self._keep_logs(self._implementation)
+                # Only now may a private folder holding the logs go (an existing cluster's).
+                release = getattr(self._implementation, "release", None)
+                if release is not None:
+                    release()
         finally:
             if self._cluster is not None and self._backend is not None and self._cluster.owned and not self._cluster.reused:
                 self._backend.down(self._cluster.name)

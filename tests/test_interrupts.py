@@ -42,11 +42,14 @@ class Run:
         self.tmp_path = tmp_path
         self.reports = tmp_path / "reports"
         self.state = tmp_path / "state"
+        # The system's temporary folder as the run sees it: a run leaves nothing there.
+        self.temp = tmp_path / "system-temp"
+        self.temp.mkdir(parents=True)
         self.lines: list[str] = []
         self._seen = threading.Condition()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "conformance.cli", "run", *SELECTION, "--jobs", "1", "--reports", str(self.reports), "--run-id", "run", *extra],
-            cwd=suite_runs.REPO, env={**os.environ, "VCK_STATE_DIR": str(self.state), "VCK_REFERENCE_WORKDIR": str(tmp_path / "reference")},
+            cwd=suite_runs.REPO, env={**os.environ, "VCK_STATE_DIR": str(self.state), "VCK_REFERENCE_WORKDIR": str(tmp_path / "reference"), "TMPDIR": str(self.temp)},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         )
         assert self.proc.stdout is not None
@@ -99,6 +102,7 @@ def assert_interrupted_and_clean(run: Run, signum: signal.Signals, code: int) ->
     left = processes.under(run.state)
     assert not left, f"processes left behind: {[p.argv[:2] for p in left]}"
     assert not [p for p in run.state.iterdir()] if run.state.exists() else True, f"state left behind: {list(run.state.iterdir())}"
+    assert not list(run.temp.iterdir()), f"left in the temporary folder: {list(run.temp.iterdir())}"
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
@@ -119,6 +123,25 @@ def test_interrupted_while_the_cluster_starts(tmp_path: pathlib.Path) -> None:
     run.wait_for("starting etcd, kube-apiserver")
     code = run.signal(signal.SIGTERM)
     assert code == STATUS[signal.SIGTERM], run.output()[-3000:]
+    assert_interrupted_and_clean(run, signal.SIGTERM, code)
+
+
+def test_interrupted_while_the_report_is_written(tmp_path: pathlib.Path) -> None:
+    """The signal comes the moment the report folder appears (the writer's first act): it waits
+    until the three files are whole, so they agree with each other, whichever way it ends."""
+    run = Run(tmp_path)
+    run.wait_for("[2/2")  # the last verdict is in: the report is written next
+    folder = run.reports / "run"
+    while not folder.exists() and run.proc.poll() is None:
+        time.sleep(0.001)  # polling the folder's appearance: the moment itself
+    code = run.signal(signal.SIGTERM) if run.proc.poll() is None else run.proc.returncode
+    assert code in (0, STATUS[signal.SIGTERM]), run.output()[-3000:]
+    assert (folder / "report.json").exists(), (code, sorted(str(p) for p in folder.rglob("*")), run.output()[-3000:])
+    data = json.loads((folder / "report.json").read_text())
+    assert data["summary"]["not_run"] == 0 and len(data["scenarios"]) == 2, data["summary"]
+    junit = (folder / "junit.xml").read_text()
+    assert junit.count("<testcase") == 2 and junit.rstrip().endswith("</testsuites>"), junit[-500:]
+    assert (folder / "index.html").read_text().rstrip().endswith("</html>")
     assert_interrupted_and_clean(run, signal.SIGTERM, code)
 
 

@@ -10,18 +10,25 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests import suite_runs
 
 BROKEN = suite_runs.REPO / "tests" / "data" / "broken_scenarios"
 
 
 def vck(tmp_path: pathlib.Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    temp = tmp_path / "system-temp"
+    temp.mkdir(exist_ok=True)
+    proc = subprocess.run(
         [sys.executable, "-m", "conformance.cli", *args],
         cwd=suite_runs.REPO, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         # Should a refusal fail to happen, no cluster may start either.
-        env={**os.environ, "VCK_STATE_DIR": str(tmp_path / "state"), "VCK_NO_CLUSTERS": "1"},
+        env={**os.environ, "VCK_STATE_DIR": str(tmp_path / "state"), "VCK_NO_CLUSTERS": "1", "TMPDIR": str(temp)},
     )
+    # A refused run leaves nothing in the system's temporary folder (once a vck-reference-* folder).
+    assert not list(temp.iterdir()), list(temp.iterdir())
+    return proc
 
 
 def test_invalid_scenario_files_refuse_the_run_and_are_each_named(tmp_path: pathlib.Path) -> None:
@@ -52,8 +59,9 @@ def test_an_unknown_broken_feature_is_refused_with_the_known_ones(tmp_path: path
     assert "unknown nosuchplugin" in proc.stderr and "gang" in proc.stderr and "policies" in proc.stderr, proc.stderr
 
 
-def test_jobs_must_be_auto_or_a_number(tmp_path: pathlib.Path) -> None:
-    proc = vck(tmp_path, "run", "--suite", "gang", "--jobs", "lots", "--reports", str(tmp_path / "reports"))
+@pytest.mark.parametrize("impl", ["reference", "volcano"])
+def test_jobs_must_be_auto_or_a_number(tmp_path: pathlib.Path, impl: str) -> None:
+    proc = vck(tmp_path, "run", "--suite", "gang", "--impl", impl, "--jobs", "lots", "--reports", str(tmp_path / "reports"))
     assert proc.returncode == 2 and "--jobs 'lots'" in proc.stderr, proc.stderr
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import pathlib
+import shutil
+import tempfile
 from typing import Any, Mapping, Protocol
 
 from conformance.cluster import base
@@ -20,6 +25,43 @@ DEFAULT_SCHEDULER_CONF: Mapping[str, Any] = {
 # Set by the pytest plugin in each parallel worker of a run, and only there: the worker's id, for an
 # adapter that keeps files per worker (the reference's VCK_REFERENCE_WORKDIR logs).
 WORKER_ENV = "VCK_WORKER"
+
+
+@dataclasses.dataclass
+class Workdir:
+    """Where an adapter keeps its processes' logs, confs and certificates: the folder the caller
+    chose, or `ENV` (a folder per parallel worker under it) where a caller or a test reads the
+    logs, or else a folder in the cluster's own state (0700, removed with the cluster). Only a
+    cluster the kit keeps no folder for (existing) gets a private temporary one, removed by the
+    adapter's `release()` once its logs are copied (session.Session.close). Nothing is created before `for_cluster`: a run refused at its start leaves nothing."""
+
+    env: str
+    role: str
+    chosen: pathlib.Path | None = None
+    _temporary: pathlib.Path | None = None
+
+    def __post_init__(self) -> None:
+        env_dir = os.environ.get(self.env)
+        if self.chosen is None and env_dir:
+            worker = os.environ.get(WORKER_ENV)
+            self.chosen = pathlib.Path(env_dir) / worker if worker else pathlib.Path(env_dir)
+
+    def for_cluster(self, cluster: base.ClusterHandle) -> pathlib.Path:
+        if self.chosen is not None:
+            folder = self.chosen
+        elif cluster.state_dir is not None:
+            folder = cluster.state_dir / self.role
+        else:
+            if self._temporary is None:
+                self._temporary = pathlib.Path(tempfile.mkdtemp(prefix=f"vck-{self.role}-"))
+            folder = self._temporary
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return folder
+
+    def release(self) -> None:
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None
 
 
 class ImplementationError(RuntimeError):

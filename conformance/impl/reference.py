@@ -17,13 +17,10 @@ import copy
 import hashlib
 import importlib.util
 import logging
-import os
 import pathlib
 import re
-import shutil
 import signal
 import sys
-import tempfile
 from typing import Any, Mapping, Sequence
 
 import kubernetes
@@ -88,15 +85,9 @@ class Reference:
         self.chaos_seed = chaos_seed
         # The same for the scheduler, which is also killed right after the first bind of a gang.
         self.scheduler_chaos_seed = scheduler_chaos_seed
-        # Where the processes' logs, conf file and webhook certificate go: the caller's folder, or
-        # VCK_REFERENCE_WORKDIR (a folder per parallel worker there) where a caller or a test reads
-        # the logs, or else a folder in the cluster's own state, removed with the cluster.
-        env_dir = os.environ.get("VCK_REFERENCE_WORKDIR")
-        if env_dir and os.environ.get(impl_base.WORKER_ENV):
-            env_dir = os.path.join(env_dir, os.environ[impl_base.WORKER_ENV])
-        self._chosen_workdir = workdir or (pathlib.Path(env_dir) if env_dir else None)
-        self.workdir = self._chosen_workdir or pathlib.Path("(not started)")
-        self._own_tempdir: pathlib.Path | None = None
+        # Where the processes' logs, conf file and webhook certificate go (impl_base.Workdir).
+        self._workdirs = impl_base.Workdir("VCK_REFERENCE_WORKDIR", "reference", workdir)
+        self.workdir = pathlib.Path("(not started)")
         self._cluster: base.ClusterHandle | None = None
         # The scheduler conf the running scheduler was given, as written to its file.
         self._conf_text: str | None = None
@@ -167,7 +158,7 @@ class Reference:
         if self._cluster != cluster:
             self.stop()
             self._cluster = cluster
-            self.workdir = self._workdir_for(cluster)
+            self.workdir = self._workdirs.for_cluster(cluster)
             self._install_crds(cluster)
         webhook_args = self._webhook_args(cluster)
         self._webhook = self._current(self._webhook, webhook_args)
@@ -211,17 +202,6 @@ class Reference:
         if "queue" not in self.broken:
             self._wait_default_queues(cluster)
 
-    def _workdir_for(self, cluster: base.ClusterHandle) -> pathlib.Path:
-        if self._chosen_workdir is not None:
-            folder = self._chosen_workdir
-        elif cluster.state_dir is not None:
-            folder = cluster.state_dir / "reference"
-        else:
-            # A cluster the kit keeps no folder for (existing): a private one, removed at stop().
-            folder = self._own_tempdir = pathlib.Path(tempfile.mkdtemp(prefix="vck-reference-"))
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return folder
-
     def _launch(self, role: str, args: list[str]) -> processes.ManagedProcess:
         proc = processes.ManagedProcess(f"reference {role}", [sys.executable, *args], self.workdir / f"{role}.log")
         proc.start()
@@ -233,6 +213,10 @@ class Reference:
     def health(self) -> str | None:
         return processes.first_exited((self._webhook, self._controller, self._scheduler))
 
+    def release(self) -> None:
+        """Remove a private folder of logs (an existing cluster's), once they are copied."""
+        self._workdirs.release()
+
     def stop(self) -> None:
         for proc in (self._scheduler, self._controller, self._webhook):
             if proc is not None:
@@ -242,9 +226,6 @@ class Reference:
         self._scheduler = self._controller = self._webhook = None
         self._conf_text = None
         self._cluster = None
-        if self._own_tempdir is not None:
-            shutil.rmtree(self._own_tempdir, ignore_errors=True)
-            self._own_tempdir = None
 
     def _unregister_webhook(self, cluster: base.ClusterHandle) -> None:
         """The webhook removes its configurations when it stops; if it died, a leftover one

@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import pathlib
-import tempfile
 from typing import Any, Mapping
 
 import yaml
@@ -58,10 +57,10 @@ class Volcano:
         except errors.ToolchainError as err:
             raise impl_base.ImplementationError(str(err)) from err
         self.name = "volcano" if version == versions.VOLCANO_VERSION else f"volcano:{version}"
-        # VCK_VOLCANO_WORKDIR keeps the processes' logs where a caller (or a test) can read them.
-        env_dir = os.environ.get("VCK_VOLCANO_WORKDIR")
-        self.workdir = workdir or (pathlib.Path(env_dir) if env_dir else pathlib.Path(tempfile.mkdtemp(prefix="vck-volcano-")))
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        # Where the processes' logs, conf and certificates go (impl_base.Workdir); VCK_VOLCANO_WORKDIR
+        # keeps the logs where a caller (or a test) can read them.
+        self._workdirs = impl_base.Workdir("VCK_VOLCANO_WORKDIR", "volcano", workdir)
+        self.workdir = pathlib.Path("(not started)")
         self._bins: dict[str, pathlib.Path] | None = None
         self._source: pathlib.Path | None = None
         self._cluster: base.ClusterHandle | None = None
@@ -85,6 +84,7 @@ class Volcano:
             self.stop()
             self._resolve()
             self._cluster = cluster
+            self.workdir = self._workdirs.for_cluster(cluster)
             self._kubeconfig = self._kubeconfig_for(cluster)
             self._install_crds(cluster)
         if self._webhook is None or self._webhook.exited():
@@ -193,6 +193,10 @@ class Volcano:
 
     def health(self) -> str | None:
         return processes.first_exited((self._webhook, self._controller, self._scheduler))
+
+    def release(self) -> None:
+        """Remove a private folder of logs (an existing cluster's), once they are copied."""
+        self._workdirs.release()
 
     def stop(self) -> None:
         for proc in (self._scheduler, self._controller, self._webhook):

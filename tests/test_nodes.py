@@ -59,3 +59,16 @@ def test_kwok_manifest_carries_resources_labels_taints_and_the_kwok_annotation()
     assert manifest["status"]["capacity"] == manifest["status"]["allocatable"]
     assert manifest["spec"]["taints"] == [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
     assert manifest["status"]["addresses"][0] == {"type": "InternalIP", "address": "10.200.0.1"}
+
+
+def test_a_node_is_ready_once_the_lifecycle_controller_has_seen_it_ready() -> None:
+    """The node lifecycle controller's not-ready taint outlives the Ready condition for a moment:
+    until it is gone, a scheduler honouring taints would leave the node empty."""
+    from conformance.cluster import kube
+
+    ready = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    assert kube.node_ready(ready)
+    assert not kube.node_ready({**ready, "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]}})
+    assert not kube.node_ready({**ready, "spec": {"taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]}})
+    assert kube.node_ready({**ready, "spec": {"taints": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]}})
+    assert not kube.node_ready({"status": {"conditions": [{"type": "Ready", "status": "False"}]}})

@@ -80,9 +80,17 @@ def watch_until(
             watcher.stop()
 
 
+# Taints kube-controller-manager's node lifecycle controller puts on a node whose Ready condition
+# is not (yet) True, and takes off once it sees the node Ready: a new node has one for a moment
+# after it is Ready, and a scheduler that honours taints would not place pods on it meanwhile.
+CONDITION_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
+
+
 def node_ready(node: dict[str, Any]) -> bool:
+    """Ready, and seen Ready by the node lifecycle controller (none of its condition taints)."""
     conditions = node.get("status", {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    taints = node.get("spec", {}).get("taints") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and not any(t.get("key") in CONDITION_TAINTS for t in taints)
 
 
 def create_nodes(api: kubernetes.client.ApiClient, manifests: Iterable[dict[str, Any]]) -> list[str]:

@@ -48,6 +48,7 @@ def test_every_suite_passes_on_the_reference(reference_run: full_run.FullRun) ->
     assert sorted(p.name for p in (folder / "logs").glob("*/*.log")) and all(
         {"reference-scheduler.log", "reference-controller.log", "reference-webhook.log"} <= {p.name for p in d.iterdir()} for d in (folder / "logs").iterdir()
     ), sorted(str(p) for p in (folder / "logs").rglob("*"))
+    assert '<a href="logs/">' in (folder / "index.html").read_text(), "the HTML report links the logs"
     # `--jobs auto` is the default: the run used as many workers as the rule gives this machine
     # (two and a half per core as memory allows; at least two wherever 3 GiB are free).
     memory = parallel.available_memory_mib()

@@ -129,7 +129,11 @@ class RunConfig:
     def pytest_args(self, run_id: str) -> list[str]:
         args = [
             *self.selected_paths(),
+            # Scenarios keep no files of pytest's: no cache folder in the project, and no
+            # pytest-of-USER folder in the system's temporary one (xdist makes one for its workers
+            # whenever pytest's tmp_path plugin is loaded).
             "-p", "no:cacheprovider",
+            "-p", "no:tmpdir",
             "--rootdir", str(REPO_ROOT),
             "-o", "testpaths=",
             "--vck-impl", self.implementation,
@@ -199,17 +203,25 @@ def run(config: RunConfig, progress: Callable[[str], None] = lambda line: print(
     run_id = config.run_id or new_run_id()
     if config.collect_only:
         return RunOutcome(run_id, None, None, False, int(pytest.main(config.pytest_args(run_id))))
-    if config.backend == "embedded":
-        # Here, where its progress is seen, rather than in every worker behind pytest's capture.
-        install.install(progress=progress)
-    owners.claim_for_this_run()
     if config.timeout_s is not None:
         interrupts.RECORD.arm_deadline(config.timeout_s)
     try:
-        code = pytest.main(config.pytest_args(run_id))
+        with owners.claimed_for_this_run() as owner:
+            try:
+                if config.backend == "embedded":
+                    # Here, where its progress is seen, rather than in every worker behind
+                    # pytest's capture; inside the deadline, like the rest of the run.
+                    install.install(progress=progress)
+                code = pytest.main(config.pytest_args(run_id))
+            except KeyboardInterrupt:
+                # Before pytest started (the toolchain install): nothing ran.
+                code = pytest.ExitCode.INTERRUPTED
+            finally:
+                # A second Ctrl-C waits until what the workers left is gone.
+                with interrupts.deferred():
+                    prune_clusters(PruneConfig(owner=owner))
     finally:
         interrupts.RECORD.disarm()
-        prune_clusters(PruneConfig(owner_pid=os.getpid()))
     report_json = config.reports / run_id / "report.json"
     if not report_json.exists():
         return RunOutcome(run_id, None, None, False, int(code))
@@ -288,9 +300,9 @@ def list_clusters(state_root: pathlib.Path | None = None) -> list[ClusterInfo]:
 @dataclasses.dataclass(frozen=True)
 class PruneConfig:
     state_root: pathlib.Path | None = None
-    # Only the clusters this process owns (a run cleaning up after itself); None: every cluster
+    # Only the clusters this owner owns (a run cleaning up after itself); None: every cluster
     # whose owner is gone.
-    owner_pid: int | None = None
+    owner: owners.Owner | None = None
 
 
 def prune_clusters(config: PruneConfig, progress: Callable[[str], None] = lambda _: None) -> list[str]:
@@ -298,8 +310,8 @@ def prune_clusters(config: PruneConfig, progress: Callable[[str], None] = lambda
     backend = embedded.EmbeddedBackend(state_root=config.state_root, progress=progress)
     removed = []
     for info in list_clusters(config.state_root):
-        if config.owner_pid is not None:
-            doomed = info.owner is not None and info.owner.pid == config.owner_pid
+        if config.owner is not None:
+            doomed = info.owner is not None and info.owner.same_process(config.owner)
         else:
             doomed = info.owner is not None and not info.owner_alive
         if doomed:

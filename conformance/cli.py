@@ -232,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", choices=registry.BACKENDS, default=None, help="embedded (default), kind, or existing (the default when --kubeconfig is given)")
     run.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
     run.add_argument("--context", help="existing backend: the context to use")
-    run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: two per core, as memory allows)")
+    run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: two and a half per core, as memory allows, 8 at most)")
     run.add_argument("--time-scale", type=float, default=1.0, help="stretch every window for slow clusters")
     run.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where reports go (a folder per run, and `latest`)")
     run.add_argument("--run-id", default=None, help="the report folder's name (default: a timestamp)")

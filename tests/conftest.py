@@ -106,7 +106,8 @@ def broken_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[context
             backend.down(name)
 
 
-# `make test` hands tests out one at a time (`--dist load --maxschedchunk 1`), in this order: the
+# `make test` hands tests out a few at a time (`--dist load --maxschedchunk 1`: xdist keeps two
+# queued per worker), in this order: the
 # full reference run first (it takes the machine's cores with its own workers), the broken builds
 # beside it (one cluster per worker, mostly waiting out windows), then the chaos runs and the other
 # long tests, then the rest in file order, so the run ends on short tests. The controller chaos

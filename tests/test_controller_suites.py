@@ -56,7 +56,7 @@ def calm_run(reference_run: full_run.FullRun) -> dict[str, Any]:
     return {**reference_run.report, "scenarios": kept}
 
 
-def test_lifecycle_survives_controller_restarts(tmp_path: pathlib.Path, reference_run: full_run.FullRun) -> None:
+def test_lifecycle_survives_controller_restarts(tmp_path: pathlib.Path, request: pytest.FixtureRequest) -> None:
     logs = tmp_path / "chaos-logs"
     # Two workers, each with its own cluster and its own controller under chaos.
     proc, chaos = vck_run(tmp_path / "chaos", "--suite", "lifecycle", "-k", CHAOS_SELECTION, "--impl", "reference:chaos=11", "--jobs", "2", env={"VCK_REFERENCE_WORKDIR": str(logs)})
@@ -64,7 +64,9 @@ def test_lifecycle_survives_controller_restarts(tmp_path: pathlib.Path, referenc
     assert kills >= 5, f"the controller was killed only {kills} times"
     assert set(verdicts(chaos).values()) == {"passed"}, explain(chaos)
     assert proc.returncode == 0
-    calm = calm_run(reference_run)
+    # Asked for only now: the chaos run does not wait for the shared full run another worker
+    # may be doing.
+    calm = calm_run(request.getfixturevalue("reference_run"))
     assert sorted(verdicts(calm)) == sorted(verdicts(chaos)), "the chaos run and the undisturbed run judged different scenarios"
     # Every job ends in the phase the undisturbed run ended in.
     calm_phases, chaos_phases = final_job_phases(calm), final_job_phases(chaos)

@@ -118,6 +118,22 @@ def test_interrupted_during_a_scenario(tmp_path: pathlib.Path, signum: signal.Si
     assert_interrupted_and_clean(run, signum, code)
 
 
+def test_a_parallel_run_interrupted_leaves_nothing(tmp_path: pathlib.Path) -> None:
+    """Two workers, each with its own cluster: `vck cluster prune` during the run removes neither
+    (their owner, the run, is alive); SIGTERM to the run ends both workers, and the run removes
+    what they leave."""
+    run = Run(tmp_path, "--jobs", "2")
+    run.wait_for("[1/2")
+    env = {**os.environ, "VCK_STATE_DIR": str(run.state)}
+    listed = subprocess.run([sys.executable, "-m", "conformance.cli", "cluster", "list"], cwd=suite_runs.REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert listed.stdout.count(f" {run.proc.pid} ") == 2, f"both workers' clusters are the run's:\n{listed.stdout}"
+    pruned = subprocess.run([sys.executable, "-m", "conformance.cli", "cluster", "prune"], cwd=suite_runs.REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert "removed 0 cluster(s)" in pruned.stdout, pruned.stdout + pruned.stderr
+    code = run.signal(signal.SIGTERM)
+    assert code == STATUS[signal.SIGTERM], run.output()[-3000:]
+    assert_interrupted_and_clean(run, signal.SIGTERM, code)
+
+
 def test_interrupted_while_the_cluster_starts(tmp_path: pathlib.Path) -> None:
     run = Run(tmp_path)
     run.wait_for("starting etcd, kube-apiserver")

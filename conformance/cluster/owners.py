@@ -9,11 +9,15 @@ A process id can be reused after its process exits, so an owner is its pid and i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import pathlib
 import sys
+from typing import Iterator
+
+from conformance.cluster import processes
 
 OWNER_ENV = "VCK_RUN_OWNER"
 OWNER_FILE = "owner.json"
@@ -29,14 +33,15 @@ class Owner:
     def alive(self) -> bool:
         return _start_time(self.pid) == self.started
 
+    def same_process(self, other: Owner) -> bool:
+        """The same process: its pid and its start time (a pid is reused once its process ends)."""
+        return (self.pid, self.started) == (other.pid, other.started)
+
 
 def _start_time(pid: int) -> int | None:
-    try:
-        stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return int(fields[19]) if fields[0] != "Z" else None
+    fields = processes.stat_fields(pid)
+    # Field 22 of the whole line: the 20th after the command name.
+    return int(fields[19]) if fields is not None else None
 
 
 def current() -> Owner:
@@ -63,6 +68,17 @@ def read(state: pathlib.Path) -> Owner | None:
         return None
 
 
-def claim_for_this_run() -> None:
-    """Make this process the owner of every cluster started from here on, by it or its workers."""
-    os.environ.setdefault(OWNER_ENV, str(os.getpid()))
+@contextlib.contextmanager
+def claimed_for_this_run() -> Iterator[Owner]:
+    """This process owns every cluster started inside the block, by it or its workers; the owner
+    it names before is back after (a run started from inside another, as the kit's own tests do,
+    owns its clusters, not the outer one)."""
+    before = os.environ.get(OWNER_ENV)
+    os.environ[OWNER_ENV] = str(os.getpid())
+    try:
+        yield current()
+    finally:
+        if before is None:
+            os.environ.pop(OWNER_ENV, None)
+        else:
+            os.environ[OWNER_ENV] = before

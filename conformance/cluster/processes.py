@@ -80,9 +80,17 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
-def _alive(pid: int) -> bool:
+def stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat's fields after the command name (state first), None for a process that is gone
+    or a zombie (it has exited; only its parent has not reaped it)."""
     try:
         stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return False
-    return stat.split(")", 1)[1][:3].strip() != "Z"
+        return None
+    # The command name is in parentheses and may hold spaces or parentheses itself.
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields if fields and fields[0] != "Z" else None
+
+
+def _alive(pid: int) -> bool:
+    return stat_fields(pid) is not None

@@ -24,16 +24,21 @@ class ManagedProcess:
     log_path: pathlib.Path
     proc: subprocess.Popen[bytes] | None = None
     _log: IO[bytes] | None = None
+    # Where the log ended when this process started: the log is appended to across restarts, and
+    # a readiness line of an earlier run must not count.
+    started_at: int = 0
 
     def start(self, env: dict[str, str] | None = None) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
+        self.started_at = self._log.tell()
         # A session of its own: a terminal's Ctrl-C reaches the kit, which stops it in order.
         self.proc = subprocess.Popen(list(self.argv), stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
 
-    def wait_ready(self, marker: str, timeout_s: float, since: int = 0) -> None:
-        """Until the log shows `marker` (a regular expression) after byte `since`;
-        ImplementationError if the process exits first."""
+    def wait_ready(self, marker: str, timeout_s: float, since: int | None = None) -> None:
+        """Until the log shows `marker` (a regular expression) after byte `since` (default: where
+        this process started writing); ImplementationError if the process exits first."""
+        since = self.started_at if since is None else since
         pattern = re.compile(marker)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

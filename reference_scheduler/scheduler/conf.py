@@ -1,6 +1,7 @@
 """volcano-scheduler.conf: the file and format vc-scheduler reads, with defaults applied at load.
 
 Upstream: pkg/scheduler/conf/scheduler_conf.go, pkg/scheduler/util/scheduler_helper.go (defaults).
+Data only: names are checked against the framework's registry, never by importing a plugin.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from reference_scheduler.scheduler.actions import factory as action_factory
-from reference_scheduler.scheduler.plugins import factory as plugin_factory
+from reference_scheduler.scheduler.framework import registry
 
 DEFAULT_CONF = """
 actions: "enqueue, allocate, backfill"
@@ -52,12 +52,6 @@ class Conf:
     tiers: tuple[tuple[PluginOption, ...], ...]
 
 
-def hierarchy_enabled(tiers: tuple[tuple[PluginOption, ...], ...], name: str) -> bool:
-    """Whether the first entry of the plugin in the tiers says `enableHierarchy: true`.
-    Upstream: Session.HierarchyEnabled."""
-    return next((option.hierarchy for tier in tiers for option in tier if option.name == name), False)
-
-
 def parse(text: str) -> Conf:
     try:
         doc = yaml.safe_load(text) or {}
@@ -66,14 +60,15 @@ def parse(text: str) -> Conf:
     if not isinstance(doc, dict):
         raise ConfError("the scheduler conf should be a mapping with `actions` and `tiers`")
     actions = tuple(a.strip() for a in str(doc.get("actions", "")).split(",") if a.strip())
-    problems = [f"unknown action {a!r}; known: {', '.join(action_factory.NAMES)}" for a in actions if a not in action_factory.NAMES]
+    known_actions, known_plugins = registry.action_names(), registry.plugin_names()
+    problems = [f"unknown action {a!r}; known: {', '.join(known_actions)}" for a in actions if a not in known_actions]
     tiers = []
     for i, tier in enumerate(doc.get("tiers") or []):
         options = []
         for plugin in (tier or {}).get("plugins") or []:
             name = plugin.get("name") if isinstance(plugin, dict) else None
-            if name not in plugin_factory.NAMES:
-                problems.append(f"tiers[{i}]: unknown plugin {name!r}; known: {', '.join(plugin_factory.NAMES)}")
+            if name not in known_plugins:
+                problems.append(f"tiers[{i}]: unknown plugin {name!r}; known: {', '.join(known_plugins)}")
                 continue
             disabled = frozenset(k[len("enable"):].lower() for k, v in plugin.items() if k.startswith("enable") and v is False)
             options.append(PluginOption(name, plugin.get("arguments") or {}, disabled, plugin.get("enableHierarchy") is True))

@@ -21,9 +21,8 @@ from typing import Any
 
 from reference_scheduler.scheduler import cache as cache_mod
 from reference_scheduler.scheduler import conf
-from reference_scheduler.scheduler.actions import factory as action_factory
 from reference_scheduler.scheduler.api import job_info
-from reference_scheduler.scheduler.framework import framework
+from reference_scheduler.scheduler.framework import framework, registry
 
 CREATED = "2026-01-01T00:00:00Z"
 
@@ -112,7 +111,7 @@ def profile_cycle(cache: MemoryCache, configuration: conf.Conf) -> tuple[dict[st
     original = {uid: dict(job.podgroup.get("status") or {}) for uid, job in ssn.jobs.items()}
     for name in configuration.actions:
         began = time.perf_counter()
-        action_factory.BUILDERS[name]().execute(ssn)
+        registry.action_builder(name)().execute(ssn)
         phases[f"action {name}"] = time.perf_counter() - began
     began = time.perf_counter()
     framework.close_session(ssn, cache, original)

@@ -1,13 +1,12 @@
-"""The only place that maps an action's conf name to its implementation."""
+"""The only place that maps an action's conf name to its implementation: imported, it registers
+every built-in action with the framework's registry (framework/registry.py)."""
 
 from __future__ import annotations
 
-from typing import Callable
-
 from reference_scheduler.scheduler.actions import allocate, backfill, enqueue, preempt, reclaim
-from reference_scheduler.scheduler.framework import interface
+from reference_scheduler.scheduler.framework import registry
 
-BUILDERS: dict[str, Callable[[], interface.Action]] = {
+BUILDERS: dict[str, registry.ActionBuilder] = {
     enqueue.NAME: enqueue.Enqueue,
     allocate.NAME: allocate.Allocate,
     backfill.NAME: backfill.Backfill,
@@ -18,3 +17,5 @@ BUILDERS: dict[str, Callable[[], interface.Action]] = {
 # than silently run without them).
 NOT_IMPLEMENTED = ("shuffle",)
 NAMES = tuple(BUILDERS)
+for _name, _builder in BUILDERS.items():
+    registry.register_action(_name, _builder)

@@ -10,9 +10,8 @@ from typing import Any
 
 from reference_scheduler.scheduler import cache as cache_mod
 from reference_scheduler.scheduler import conf
-from reference_scheduler.scheduler.actions import factory as action_factory
 from reference_scheduler.scheduler.api import hyper_node_info, job_info
-from reference_scheduler.scheduler.plugins import factory as plugin_factory
+from reference_scheduler.scheduler.framework import registry
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
@@ -25,7 +24,7 @@ def open_session(cache: cache_mod.Cache, configuration: conf.Conf) -> Session:
     ssn.cpu_assignments = cache.cpu_assignments
     for tier in configuration.tiers:
         for option in tier:
-            plugin = plugin_factory.BUILDERS[option.name](option.arguments)
+            plugin = registry.plugin_builder(option.name)(option.arguments)
             ssn.plugins[option.name] = plugin
             plugin.on_session_open(ssn)
     return ssn
@@ -83,6 +82,6 @@ def run_cycle(cache: cache_mod.Cache, configuration: conf.Conf) -> Session:
     ssn = open_session(cache, configuration)
     original = {uid: dict(job.podgroup.get("status") or {}) for uid, job in ssn.jobs.items()}
     for name in configuration.actions:
-        action_factory.BUILDERS[name]().execute(ssn)
+        registry.action_builder(name)().execute(ssn)
     close_session(ssn, cache, original)
     return ssn

@@ -90,6 +90,11 @@ class Session:
         # Per-cycle memo of a task's request as a matrix row (tasks are placed many times over).
         self._requests: dict[str, node_matrix.Request] = {}
 
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """Whether the plugin's first entry in the tiers says `enableHierarchy: true`.
+        Upstream: Session.HierarchyEnabled."""
+        return next((option.hierarchy for tier in self.tiers for option in tier if option.name == plugin), False)
+
     @functools.cached_property
     def hyper_nodes_info(self) -> hyper_node_info.HyperNodesInfo:
         """The HyperNode tree, built on first use from `hypernodes` (which open_session sets

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
-from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.api import job_info, queue_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
@@ -43,7 +42,7 @@ class Capacity:
         self.ready = True
 
     def on_session_open(self, ssn: Session) -> None:
-        self.hierarchy = conf.hierarchy_enabled(ssn.tiers, NAME)
+        self.hierarchy = ssn.hierarchy_enabled(NAME)
         self.ready = True
         try:
             build = attrs_mod.build_tree if self.hierarchy else attrs_mod.build_flat

@@ -17,7 +17,6 @@ import logging
 from typing import Any, Mapping
 
 from reference_scheduler.kube import quantity
-from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.api import job_info, queue_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
@@ -59,7 +58,7 @@ class Drf:
 
     def on_session_open(self, ssn: Session) -> None:
         self.total = cluster_total(ssn)
-        hierarchy = conf.hierarchy_enabled(ssn.tiers, NAME)
+        hierarchy = ssn.hierarchy_enabled(NAME)
         for job in ssn.jobs.values():
             attr = tree.Attr()
             request: tree.Vector = {}

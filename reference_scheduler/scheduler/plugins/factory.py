@@ -1,11 +1,10 @@
-"""The only place that maps a plugin's conf name to its builder."""
+"""The only place that maps a plugin's conf name to its builder: imported, it registers every
+built-in plugin with the framework's registry (framework/registry.py)."""
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Mapping
-
-from reference_scheduler.scheduler.framework import interface
+from reference_scheduler.scheduler.framework import registry
 from reference_scheduler.scheduler.plugins import capacity, drf, sla, task_topology
 from reference_scheduler.scheduler.plugins import numa_aware
 from reference_scheduler.scheduler.plugins import gpu_aware
@@ -13,8 +12,7 @@ from reference_scheduler.scheduler.plugins import gpu_podaffinity
 from reference_scheduler.scheduler.plugins import network_topology_aware
 from reference_scheduler.scheduler.plugins import binpack, conformance, gang, known, nodeorder, overcommit, predicates, priority, proportion
 
-Builder = Callable[[Mapping[str, Any]], interface.Plugin]
-BUILDERS: dict[str, Builder] = {
+BUILDERS: dict[str, registry.PluginBuilder] = {
     binpack.NAME: binpack.Binpack,
     capacity.NAME: capacity.Capacity,
     drf.NAME: drf.Drf,
@@ -34,3 +32,5 @@ BUILDERS: dict[str, Builder] = {
     **{name: functools.partial(known.NotImplemented_, name) for name in known.NAMES},
 }
 NAMES = tuple(BUILDERS)
+for _name, _builder in BUILDERS.items():
+    registry.register_plugin(_name, _builder)

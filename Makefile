@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check venv toolchain browser clean-venv
+.PHONY: demo test check lint venv toolchain browser clean-venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,13 +36,22 @@ demo: toolchain
 TEST_WORKERS ?= 3
 test: toolchain browser
 	@started=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory lint || status=$$?; \
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 1 --durations 15 || status=$$?; \
 	echo "make test: wall time $$(( $$(date +%s) - started ))s (exit $$status)"; exit $$status
 
-# The tests that need no cluster (VCK_NO_CLUSTERS turns a test that starts one anyway into a
-# failure): a minute or two, no toolchain needed.
+# The style rules (pyproject.toml): ruff's lint and import order, the import contracts (the black
+# box and the kit's layers), mypy where the code passes it. Seconds.
+lint: venv
+	$(BIN)/ruff check conformance reference_scheduler fake_devices tests
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
+
+# The style rules, then the tests that need no cluster (VCK_NO_CLUSTERS turns a test that starts
+# one anyway into a failure): a minute or two, no toolchain needed.
 check: venv
 	@started=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory lint || status=$$?; \
 	VCK_NO_CLUSTERS=1 $(BIN)/pytest -n 2 --dist worksteal -m "not cluster" --durations 10 || status=$$?; \
 	echo "make check: wall time $$(( $$(date +%s) - started ))s (exit $$status)"; exit $$status
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import os
 import pathlib
 import shlex
 import sys
@@ -17,12 +16,14 @@ import time
 from typing import Callable, Sequence
 
 import pytest
-from _pytest.mark import expression as pytest_expression  # -k's own parser (pinned pytest)
+from _pytest.mark import (
+    expression as pytest_expression,  # -k's own parser (pinned pytest)
+)
 
-from conformance import interrupts, parallel
+from conformance import interrupts, parallel, results
 from conformance.cluster import embedded, owners, registry
 from conformance.impl import registry as impl_registry
-from conformance.report import json_report, results, score, writer
+from conformance.report import json_report, score, writer
 from conformance.scenario import loader, models
 from conformance.toolchain import install, versions
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import pathlib
 import sys
 from typing import Sequence
-
-import pathlib
 
 import pytest
 

@@ -21,10 +21,10 @@ from typing import Any, Callable, Iterator
 import kubernetes
 import pytest
 
-from conformance import api, interrupts, session
+from conformance import api, interrupts, results, session
 from conformance.cluster import base, kube, registry
 from conformance.impl import base as impl_base
-from conformance.report import json_report, results
+from conformance.report import json_report
 from conformance.runner import context, scenario_run
 from conformance.scenario import loader, models
 

@@ -8,6 +8,7 @@ import os
 import pathlib
 import shutil
 from typing import Callable
+
 from conformance.cluster import base, nodes, owners, registry
 from conformance.impl import base as impl_base
 from conformance.impl import registry as impl_registry

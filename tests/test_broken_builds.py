@@ -17,7 +17,8 @@ import collections
 
 import pytest
 
-from conformance.report import results, score
+from conformance import results
+from conformance.report import score
 from conformance.runner import context, scenario_run
 from conformance.scenario import loader, models
 from tests import suite_runs

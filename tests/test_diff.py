@@ -7,7 +7,8 @@ import pathlib
 import subprocess
 import sys
 
-from conformance.report import diff, json_report, results, writer
+from conformance import results
+from conformance.report import diff, json_report, writer
 from tests.test_reports import TIMELINE, run
 
 REPO = pathlib.Path(__file__).resolve().parents[1]

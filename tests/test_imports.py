@@ -5,7 +5,9 @@ breaks the first program or test that imports it alone."""
 from __future__ import annotations
 
 import ast
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -122,3 +124,19 @@ def test_every_module_imports_on_its_own(package: str) -> None:
     assert len(names) > 5
     proc = subprocess.run([sys.executable, "-c", ISOLATED_IMPORTS], input=" ".join(names), cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.stdout.strip() == "OK", proc.stdout + proc.stderr[-5000:]
+
+
+def test_the_import_contracts_hold_and_catch_an_import_of_the_reference(tmp_path: pathlib.Path) -> None:
+    """`make lint`'s contracts (pyproject.toml) pass on the code, and fail, naming the import, on
+    a copy of the kit with one module that imports the reference."""
+    lint_imports = pathlib.Path(sys.executable).with_name("lint-imports")
+    kept = subprocess.run([str(lint_imports), "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert kept.returncode == 0 and "0 broken" in kept.stdout, kept.stdout[-3000:] + kept.stderr
+    shutil.copytree(REPO / "conformance", tmp_path / "conformance", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "conformance" / "expect" / "peek.py").write_text("from reference_scheduler.scheduler import conf\n")
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    # The copy comes first on the path, so it is the `conformance` the contracts are checked on.
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    broken = subprocess.run([str(lint_imports), "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert broken.returncode != 0, broken.stdout[-3000:]
+    assert "conformance.expect.peek -> reference_scheduler.scheduler.conf" in broken.stdout, broken.stdout[-3000:]

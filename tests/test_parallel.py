@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import api, parallel
-from conformance.report import results, timing
+from conformance import api, parallel, results
+from conformance.report import timing
 
 
 @pytest.mark.parametrize(

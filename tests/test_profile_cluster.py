@@ -7,12 +7,12 @@ from __future__ import annotations
 import io
 
 import pytest
-from fake_devices import advertise
 
+from conformance import results
 from conformance.cluster import profile_nodes, resources
-from conformance.report import results
 from conformance.runner import context, scenario_run
 from conformance.scenario import loader
+from fake_devices import advertise
 
 pytestmark = pytest.mark.cluster
 NODE, NUMATOPOLOGY, HYPERNODE = (resources.lookup(k) for k in ("Node", "Numatopology", "HyperNode"))

@@ -8,7 +8,8 @@ import xml.etree.ElementTree as ET
 
 import jsonschema
 
-from conformance.report import html, json_report, junit, results, score, writer
+from conformance import results
+from conformance.report import html, json_report, junit, score, writer
 
 SCHEMA = json.loads((pathlib.Path(json_report.__file__).with_name("report.schema.json")).read_text())
 

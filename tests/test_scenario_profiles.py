@@ -10,10 +10,10 @@ import subprocess
 import sys
 
 import pytest
-from fake_devices import advertise
 
 from conformance.cluster import nodes, profile_nodes
 from conformance.scenario import loader
+from fake_devices import advertise
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 HEAD = """id: profile-case

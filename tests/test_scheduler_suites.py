@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from tests.suite_runs import explain, replicas_by_job, vck_run, verdicts, volcano_jobs, worker_logs
+from tests.suite_runs import (
+    explain,
+    replicas_by_job,
+    vck_run,
+    verdicts,
+    volcano_jobs,
+    worker_logs,
+)
 
 pytestmark = pytest.mark.cluster
 

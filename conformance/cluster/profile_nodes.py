@@ -12,9 +12,9 @@ import logging
 from typing import Any, Sequence
 
 import kubernetes
-from fake_devices import advertise, profile
 
 from conformance.cluster import base, nodes, resources
+from fake_devices import advertise, profile
 
 log = logging.getLogger(__name__)
 # The kinds a profile adds, each cluster-scoped and named after what it describes.

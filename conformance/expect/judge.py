@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from conformance import results
 from conformance.expect import predicates, select
 from conformance.observe import recorder, summaries
-from conformance.report import results
 from conformance.scenario import models
 
 

@@ -13,9 +13,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import kubernetes
 
+from conformance import results
 from conformance.cluster import resources
 from conformance.observe import summaries
-from conformance.report import results
 
 log = logging.getLogger(__name__)
 WATCH_TIMEOUT_S = 5

@@ -6,7 +6,7 @@ import dataclasses
 import html
 from typing import Sequence
 
-from conformance.report import results
+from conformance import results
 
 LANE_H = 22
 LEFT = 130

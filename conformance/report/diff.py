@@ -9,7 +9,8 @@ import dataclasses
 import html as stdhtml
 import pathlib
 
-from conformance.report import html, json_report, results
+from conformance import results
+from conformance.report import html, json_report
 
 REPORT_FILE = "report.json"
 

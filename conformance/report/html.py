@@ -10,7 +10,8 @@ import html
 import pathlib
 from typing import Iterable
 
-from conformance.report import chart, results, score
+from conformance import results
+from conformance.report import chart, score
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#111827;max-width:1200px}

@@ -10,7 +10,8 @@ import json
 import pathlib
 from typing import Any, Mapping
 
-from conformance.report import results, score
+from conformance import results
+from conformance.report import score
 
 SCHEMA = "vck-report/v1"
 

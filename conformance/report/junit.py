@@ -5,7 +5,8 @@ from __future__ import annotations
 import pathlib
 import xml.etree.ElementTree as ET
 
-from conformance.report import results, score
+from conformance import results
+from conformance.report import score
 
 
 def _checks_text(sc: results.ScenarioResult) -> str:

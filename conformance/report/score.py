@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from conformance.report import results
+from conformance import results
 
 
 def tally(scenarios: Iterable[results.ScenarioResult]) -> results.Tally:

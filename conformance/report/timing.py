@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from conformance.report import results
+from conformance import results
 
 
 def slowest(scenarios: Sequence[results.ScenarioResult], count: int = 10) -> list[results.ScenarioResult]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 import pathlib
 
-from conformance.report import html, json_report, junit, results
+from conformance import results
+from conformance.report import html, json_report, junit
 
 
 def write_all(run: results.RunResult, reports_root: pathlib.Path) -> pathlib.Path:

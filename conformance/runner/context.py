@@ -8,10 +8,9 @@ from typing import Any, Sequence
 
 import kubernetes
 
-from fake_devices import profile
-
 from conformance.cluster import base, kube, nodes, profile_nodes, resources
 from conformance.impl import base as impl_base
+from fake_devices import profile
 
 NAMESPACE_TIMEOUT_S = 120.0
 NODES_TIMEOUT_S = 60.0

@@ -15,10 +15,10 @@ from typing import Iterator
 
 import kubernetes
 
+from conformance import results
 from conformance.cluster import resources
 from conformance.expect import judge
 from conformance.observe import recorder
-from conformance.report import results
 from conformance.runner import context, steps
 from conformance.scenario import models
 

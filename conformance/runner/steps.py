@@ -13,10 +13,10 @@ from typing import Any, Callable, Mapping
 
 import kubernetes
 
+from conformance import results
 from conformance.cluster import resources
 from conformance.expect import figures, judge, predicates, select
 from conformance.observe import recorder
-from conformance.report import results
 from conformance.scenario import durations, models
 
 

@@ -11,11 +11,10 @@ import json
 import pathlib
 from typing import Any, Mapping
 
-from fake_devices import profile as device_profile
-
+from conformance import results
 from conformance.cluster import nodes
-from conformance.report import results
 from conformance.scenario import durations, profiles
+from fake_devices import profile as device_profile
 
 PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "ratio")
 TIMELINE_KINDS = ("sequence", "order")

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from fake_devices import profile, profile_check
-
 from conformance.cluster import nodes
+from fake_devices import profile, profile_check
 
 AT = ("cluster", "profile")
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -7,7 +7,6 @@ from typing import Any
 
 import kubernetes
 
-
 # Each watch holds a connection for its life and binds run on several threads: the client's
 # default pool (5 per CPU) would be exhausted and warn "Connection pool is full" on every call.
 POOL_SIZE = 32

@@ -12,7 +12,6 @@ import grpc
 import pytest
 
 from fake_devices.deviceplugin import devices, testing
-
 from tests.deviceplugin.conftest import StartPlugin
 
 ALL_GPUS = [f"GPU-{i}" for i in range(8)]

@@ -8,7 +8,6 @@ import grpc
 import pytest
 
 from fake_devices.deviceplugin import devices, registration, testing
-
 from tests.deviceplugin.conftest import StartPlugin
 
 

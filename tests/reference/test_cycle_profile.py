@@ -7,8 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from reference_scheduler.scheduler import conf
-from reference_scheduler.scheduler import cycle_profile
+from reference_scheduler.scheduler import conf, cycle_profile
 
 
 def test_one_cycle_places_every_gang_and_reports_each_phase() -> None:

@@ -292,7 +292,7 @@ def test_the_hierarchy_split_does_not_depend_on_creation_order() -> None:
     for queue_order, job_order in itertools.product(itertools.permutations(range(3)), repeat=2):
         queues, podgroups = copy.deepcopy(case.queues), copy.deepcopy(case.podgroups)
         for objects, order in ((queues, queue_order), (podgroups, job_order)):
-            for obj, second in zip(objects, order):
+            for obj, second in zip(objects, order, strict=True):
                 obj["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:0{second}Z"
         cache = base.FakeCache(case.nodes, case.pods, podgroups, queues, [])
         framework.run_cycle(cache, conf.parse(case.conf))

@@ -152,7 +152,7 @@ def _scores(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], groups: lis
     task = next(t for job in ssn.jobs.values() for t in job.tasks.values() if t.name == task_name)
     plugin = gpu_aware.GpuAware(arguments)
     values = gpu_aware.scores(task, gpu_aware.NodeTopologies(ssn), plugin.weight, plugin.loss_weight)
-    return {name: round(float(v), 3) for name, v in zip(ssn.matrix.names, values)}
+    return {name: round(float(v), 3) for name, v in zip(ssn.matrix.names, values, strict=True)}
 
 
 def test_the_formula_on_the_fragmented_profile() -> None:

@@ -11,7 +11,15 @@ import pytest
 
 from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.framework import framework
-from tests.reference.test_scheduler_cases import PRIORITY_CLASSES, Case, FakeCache, node, pod, podgroup, queue
+from tests.reference.test_scheduler_cases import (
+    PRIORITY_CLASSES,
+    Case,
+    FakeCache,
+    node,
+    pod,
+    podgroup,
+    queue,
+)
 
 PREDICATES_CONF = """
 actions: "allocate"

@@ -14,7 +14,11 @@ import pytest
 from fake_devices import advertise, profile
 from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.framework import framework
-from reference_scheduler.scheduler.plugins import numa_aware, numa_aware_hints, numa_aware_topology
+from reference_scheduler.scheduler.plugins import (
+    numa_aware,
+    numa_aware_hints,
+    numa_aware_topology,
+)
 from tests.reference import test_scheduler_cases as base
 
 NUMA_CONF = """

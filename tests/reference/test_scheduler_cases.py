@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import cycle_profile
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf, cycle_profile
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 

@@ -25,7 +25,14 @@ from typing import Any
 
 import kubernetes
 
-from reference_scheduler.controllers.job import defaults, dependson, owned, pods, policies, states
+from reference_scheduler.controllers.job import (
+    defaults,
+    dependson,
+    owned,
+    pods,
+    policies,
+    states,
+)
 from reference_scheduler.controllers.job.plugins import builtin
 from reference_scheduler.kube import informer
 

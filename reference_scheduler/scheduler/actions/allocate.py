@@ -19,7 +19,12 @@ import logging
 import numpy as np
 
 from reference_scheduler.scheduler.actions import hypernode_search
-from reference_scheduler.scheduler.api import hyper_node_info, job_info, node_info, queue_info
+from reference_scheduler.scheduler.api import (
+    hyper_node_info,
+    job_info,
+    node_info,
+    queue_info,
+)
 from reference_scheduler.scheduler.framework import session_plugins
 from reference_scheduler.scheduler.framework.session import Session
 from reference_scheduler.scheduler.framework.statement import Statement

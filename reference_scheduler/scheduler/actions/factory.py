@@ -3,7 +3,13 @@ every built-in action with the framework's registry (framework/registry.py)."""
 
 from __future__ import annotations
 
-from reference_scheduler.scheduler.actions import allocate, backfill, enqueue, preempt, reclaim
+from reference_scheduler.scheduler.actions import (
+    allocate,
+    backfill,
+    enqueue,
+    preempt,
+    reclaim,
+)
 from reference_scheduler.scheduler.framework import registry
 
 BUILDERS: dict[str, registry.ActionBuilder] = {

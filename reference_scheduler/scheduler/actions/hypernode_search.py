@@ -27,7 +27,12 @@ from typing import Callable
 
 import numpy as np
 
-from reference_scheduler.scheduler.api import hyper_node_info, job_info, node_info, queue_info
+from reference_scheduler.scheduler.api import (
+    hyper_node_info,
+    job_info,
+    node_info,
+    queue_info,
+)
 from reference_scheduler.scheduler.framework import session_plugins
 from reference_scheduler.scheduler.framework.session import Session
 from reference_scheduler.scheduler.framework.statement import Statement

@@ -78,7 +78,7 @@ class Preempt:
             while session_plugins.job_starving(ssn, job) and tasks:
                 preemptor = tasks.pop(0)
 
-                def other_job_same_queue(task: job_info.TaskInfo, preemptor: job_info.TaskInfo = preemptor) -> bool:
+                def other_job_same_queue(task: job_info.TaskInfo, preemptor: job_info.TaskInfo = preemptor, job: job_info.JobInfo = job) -> bool:
                     return ssn.jobs[task.job].queue == job.queue and task.job != preemptor.job
 
                 assigned = preempt(ssn, stmt, preemptor, other_job_same_queue)
@@ -92,7 +92,7 @@ class Preempt:
     def _inside_job(self, ssn: Session, job: job_info.JobInfo, task_cmp: Callable[..., object]) -> None:
         for preemptor in sorted(job.by_status(job_info.TaskStatus.PENDING), key=task_cmp):
             stmt = Statement(ssn)
-            assigned = preempt(ssn, stmt, preemptor, lambda task: task.job == preemptor.job)
+            assigned = preempt(ssn, stmt, preemptor, lambda task, preemptor=preemptor: task.job == preemptor.job)
             stmt.commit()
             if not assigned:
                 break

@@ -8,7 +8,6 @@ from typing import Any
 from reference_scheduler.kube import quantity
 from reference_scheduler.scheduler.api import job_info, node_matrix, resource
 
-
 # Where a task's request is counted, by its status (everything else: used).
 _COUNTED_IN = {
     job_info.TaskStatus.PIPELINED: ("pipelined",),

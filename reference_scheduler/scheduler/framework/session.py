@@ -14,7 +14,14 @@ import uuid
 from typing import Any, Callable, Protocol
 
 from reference_scheduler.scheduler import conf
-from reference_scheduler.scheduler.api import hyper_node_info, job_info, node_info, node_matrix, queue_info, resource
+from reference_scheduler.scheduler.api import (
+    hyper_node_info,
+    job_info,
+    node_info,
+    node_matrix,
+    queue_info,
+    resource,
+)
 
 log = logging.getLogger(__name__)
 EXTENSION_POINTS = (

@@ -198,7 +198,7 @@ def build_tree(queues: dict[str, queue_info.QueueInfo], jobs: dict[str, job_info
             raise HierarchyError(f"the queue {attr.name} of job {job.namespace}/{job.name} is not a leaf queue")
         usage = _job_usage(job)
         for name in (attr.name, *attr.ancestors):
-            for field, amount in zip(("allocated", "request", "inqueue", "elastic"), usage):
+            for field, amount in zip(("allocated", "request", "inqueue", "elastic"), usage, strict=True):
                 getattr(attrs[name], field).add(amount)
     root = attrs[ROOT]
     if root.capability.is_empty():

@@ -4,13 +4,27 @@ built-in plugin with the framework's registry (framework/registry.py)."""
 from __future__ import annotations
 
 import functools
+
 from reference_scheduler.scheduler.framework import registry
-from reference_scheduler.scheduler.plugins import capacity, drf, sla, task_topology
-from reference_scheduler.scheduler.plugins import numa_aware
-from reference_scheduler.scheduler.plugins import gpu_aware
-from reference_scheduler.scheduler.plugins import gpu_podaffinity
-from reference_scheduler.scheduler.plugins import network_topology_aware
-from reference_scheduler.scheduler.plugins import binpack, conformance, gang, known, nodeorder, overcommit, predicates, priority, proportion
+from reference_scheduler.scheduler.plugins import (
+    binpack,
+    capacity,
+    conformance,
+    drf,
+    gang,
+    gpu_aware,
+    gpu_podaffinity,
+    known,
+    network_topology_aware,
+    nodeorder,
+    numa_aware,
+    overcommit,
+    predicates,
+    priority,
+    proportion,
+    sla,
+    task_topology,
+)
 
 BUILDERS: dict[str, registry.PluginBuilder] = {
     binpack.NAME: binpack.Binpack,

@@ -103,7 +103,7 @@ def scores(task: job_info.TaskInfo, nodes: NodeTopologies, weight: float, loss_w
         total += np.where(fits, (1 - loss_weight) * topo + loss_weight * loss, 0.0)
     out = total * (MAX_NODE_SCORE * weight)
     if log.isEnabledFor(logging.DEBUG):
-        log.debug("gpu-aware: task %s: %s", task.name, {n: round(float(s), 2) for n, s in zip(matrix.names, out) if s})
+        log.debug("gpu-aware: task %s: %s", task.name, {n: round(float(s), 2) for n, s in zip(matrix.names, out, strict=True) if s})
     return out
 
 

@@ -93,5 +93,5 @@ class NetworkTopologyAware:
                 share = tree.task_count(hypernode, job) / len(job.tasks) if hypernode else 0.0
                 out[top & (rows == hypernode)] += BASE_SCORE * share * self.weight
         if log.isEnabledFor(logging.DEBUG):
-            log.debug("%s: task %s under %s: scores %s", NAME, task.name, allocated, dict(zip(ssn.matrix.names, out.tolist())))
+            log.debug("%s: task %s under %s: scores %s", NAME, task.name, allocated, dict(zip(ssn.matrix.names, out.tolist(), strict=True)))
         return out

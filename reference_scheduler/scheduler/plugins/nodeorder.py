@@ -141,7 +141,7 @@ class NodeOrder:
                         by_domain[(key, node.labels[key])] += sign * int(weighted.get("weight") or 0)
             if not seen_terms:
                 return None
-            raw = np.array([sum(v for (k, value), v in by_domain.items() if l.get(k) == value) for l in labels], dtype=float)
+            raw = np.array([sum(v for (k, value), v in by_domain.items() if node_labels.get(k) == value) for node_labels in labels], dtype=float)
             spread = raw.max() - raw.min() if len(raw) else 0
             return (raw - raw.min()) * MAX_NODE_SCORE / spread if spread > 0 else np.zeros(len(raw))
 

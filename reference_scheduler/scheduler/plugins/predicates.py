@@ -97,7 +97,7 @@ class Predicates:
                     if key in node.labels and node_fit.term_matches_pod(term, holder.namespace, task.pod):
                         blocked[key].add(node.labels[key])
             if blocked:
-                checks.append((np.array([any(l.get(k) in v for k, v in blocked.items()) for l in labels], dtype=bool), EXISTING_ANTI_AFFINITY))
+                checks.append((np.array([any(node_labels.get(k) in v for k, v in blocked.items()) for node_labels in labels], dtype=bool), EXISTING_ANTI_AFFINITY))
             affinity = node_fit.required_terms(task.pod, "podAffinity")
             anti = node_fit.required_terms(task.pod, "podAntiAffinity")
             if not affinity and not anti:
@@ -127,10 +127,10 @@ class Predicates:
                         return False
                     return first_of_group or all(together[(k, node_labels[k])] > 0 for k in keys)
 
-                checks.append((np.array([not affinity_ok(l) for l in labels], dtype=bool), POD_AFFINITY))
+                checks.append((np.array([not affinity_ok(node_labels) for node_labels in labels], dtype=bool), POD_AFFINITY))
             if anti:
                 keys = [t.get("topologyKey", "") for t in anti]
-                checks.append((np.array([any(k in l and apart[(k, l[k])] > 0 for k in keys) for l in labels], dtype=bool), POD_ANTI_AFFINITY))
+                checks.append((np.array([any(k in node_labels and apart[(k, node_labels[k])] > 0 for k in keys) for node_labels in labels], dtype=bool), POD_ANTI_AFFINITY))
             return checks
 
         def batch(task: job_info.TaskInfo) -> list[Check]:

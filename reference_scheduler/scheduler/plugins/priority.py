@@ -22,8 +22,8 @@ class Priority:
         self.arguments = arguments
 
     def on_session_open(self, ssn: Session) -> None:
-        ssn.add("jobOrder", NAME, lambda l, r: _compare(l.priority, r.priority))
-        ssn.add("taskOrder", NAME, lambda l, r: _compare(l.priority, r.priority))
+        ssn.add("jobOrder", NAME, lambda left, right: _compare(left.priority, right.priority))
+        ssn.add("taskOrder", NAME, lambda left, right: _compare(left.priority, right.priority))
 
         def victims(preemptor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
             # Across jobs the jobs' priorities decide; inside one job, the tasks'.

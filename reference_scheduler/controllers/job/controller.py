@@ -366,6 +366,7 @@ class JobSync:
         keep = ("Succeeded", "Failed") if retain == states.RETAIN_SOFT or last_retry else ()
         counts = new_counts()
         per_task: dict[str, dict[str, int]] = {}
+        doomed = []
         for pod in self.pods.values():
             phase = (pod.get("status") or {}).get("phase") or "Pending"
             if pod["metadata"].get("deletionTimestamp"):
@@ -374,33 +375,40 @@ class JobSync:
             if phase in keep:
                 count_pod(pod, counts, per_task)
                 continue
-            self._delete_pod(pod)
+            doomed.append(pod)
             counts["terminating"] += 1
-        self._finish_kill(counts, per_task, update)
+        self._finish_kill(counts, per_task, update, doomed)
 
     def kill_target(self, task: str, pod_name: str, update: states.UpdateFn | None) -> None:
         counts = new_counts()
         per_task: dict[str, dict[str, int]] = {}
+        doomed = []
         for pod in self.pods.values():
             annotations = pod["metadata"].get("annotations") or {}
             targeted = annotations.get(pods.TASK_SPEC) == task and (not pod_name or pod["metadata"]["name"] == pod_name)
             if pod["metadata"].get("deletionTimestamp"):
                 counts["terminating"] += 1
             elif targeted:
-                self._delete_pod(pod)
+                doomed.append(pod)
                 counts["terminating"] += 1
             else:
                 count_pod(pod, counts, per_task)
-        self._finish_kill(counts, per_task, update)
+        self._finish_kill(counts, per_task, update, doomed)
 
-    def _finish_kill(self, counts: dict[str, int], per_task: dict[str, dict[str, int]], update: states.UpdateFn | None) -> None:
+    def _finish_kill(self, counts: dict[str, int], per_task: dict[str, dict[str, int]], update: states.UpdateFn | None, doomed: list[dict[str, Any]]) -> None:
         self.status.update(counts)
         self.status["taskStatusCount"] = {t: {"phase": c} for t, c in sorted(per_task.items())}
         changed = update(self.status) if update is not None else False
         if changed:
             # Pods created from now on belong to a new version; the old ones raise no events.
             self.status["version"] = self.version + 1
+        # The new phase (and retryCount) is written before any pod is deleted: a controller
+        # stopped between the two finds the Job in the phase that deletes them (Restarting,
+        # Aborting, ...) and carries on. In the other order the action would be lost: the pods
+        # gone, the Job still Running, a replacement pod made as if nothing had failed.
         self._write_status(transition=changed)
+        for pod in doomed:
+            self._delete_pod(pod)
         if self.phase in RELEASED_PHASES or changed:
             # Volcano releases the PodGroup whenever it kills; the next sync makes a new one.
             self._delete_podgroup()

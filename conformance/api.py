@@ -52,6 +52,10 @@ class RunConfig:
     timeout_s: float | None = None
     # Only say which scenarios the run would run.
     collect_only: bool = False
+    # kind: real workers beside the control plane; existing: this machine's address as the
+    # cluster's API server reaches it (for the implementation's webhook).
+    kind_workers: int = 0
+    host_address: str | None = None
     # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
@@ -68,6 +72,11 @@ class RunConfig:
             problems.append(str(err))
         if self.time_scale <= 0:
             problems.append(f"--time-scale {self.time_scale}: must be greater than 0")
+        if self.kind_workers < 0:
+            problems.append(f"--kind-workers {self.kind_workers}: must be 0 or more")
+        if self.backend == "existing" and str(self.jobs) not in (parallel.AUTO, "1"):
+            # Each worker would shape the one cluster's nodes for its own scenario.
+            problems.append(f"--jobs {self.jobs}: an existing cluster is shared, and each scenario shapes its nodes: use --jobs 1 (auto is 1 there)")
         if self.timeout_s is not None and self.timeout_s <= 0:
             problems.append(f"--timeout {self.timeout_s:g}s: must be greater than 0")
         try:
@@ -99,7 +108,7 @@ class RunConfig:
                 pass
         except OSError as err:
             problems.append(f"--reports {self.reports} is not writable ({err.strerror or err}); the run's results would be lost")
-        backend = registry.backend(self.backend, kubeconfig=self.kubeconfig, context=self.kube_context)
+        backend = registry.backend(self.backend, kubeconfig=self.kubeconfig, context=self.kube_context, host_address=self.host_address)
         check = getattr(backend, "preflight", None)
         if check is not None:
             problems += check()
@@ -125,7 +134,13 @@ class RunConfig:
     def workers(self) -> int:
         """The number of workers the run uses (`auto` resolved for this machine and selection)."""
         jobs = parallel.parse_jobs(str(self.jobs))
-        return parallel.auto_workers(len(self.selected())) if jobs == parallel.AUTO else int(jobs)
+        if jobs == parallel.AUTO:
+            if self.backend == "existing":
+                return 1
+            if self.backend == "kind":
+                return parallel.auto_workers(len(self.selected()), per_core=parallel.KIND_WORKERS_PER_CORE, per_worker_mib=parallel.KIND_WORKER_MIB)
+            return parallel.auto_workers(len(self.selected()))
+        return int(jobs)
 
     def pytest_args(self, run_id: str) -> list[str]:
         args = [
@@ -148,6 +163,10 @@ class RunConfig:
             args += ["--vck-kubeconfig", self.kubeconfig]
         if self.kube_context:
             args += ["--vck-context", self.kube_context]
+        if self.kind_workers:
+            args += ["--vck-kind-workers", str(self.kind_workers)]
+        if self.host_address:
+            args += ["--vck-host-address", self.host_address]
         if self.keyword:
             args += ["-k", self.keyword]
         if self.collect_only:

@@ -33,7 +33,10 @@ def _toolchain_list(args: argparse.Namespace) -> int:
 
 
 def _backend(args: argparse.Namespace) -> base.ClusterBackend:
-    return registry.backend(args.backend, kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None))
+    return registry.backend(
+        args.backend, kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
+        kind_workers=getattr(args, "kind_workers", 0), host_address=getattr(args, "host_address", None),
+    )
 
 
 def _cluster_up(args: argparse.Namespace) -> int:
@@ -117,6 +120,8 @@ def _run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         timeout_s=_duration(args.timeout),
         collect_only=args.collect_only,
+        kind_workers=args.kind_workers,
+        host_address=args.host_address,
     )
     problems = config.validate()
     if config.collect_only and not problems:
@@ -201,6 +206,19 @@ def _bench_scheduler(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kind_image(args: argparse.Namespace) -> int:
+    from conformance.cluster import docker, kind_image
+
+    engine = docker.ensure()
+    if args.rebuild:
+        kind_image.build(engine, args.image, force=True)
+    else:
+        kind_image.ensure(engine, args.image)
+    origin = "built here" if kind_image.is_static_cni(engine, args.image) else "kind's published image"
+    print(f"{args.image}: present ({origin})")
+    return 0
+
+
 def _diff(args: argparse.Namespace) -> int:
     from conformance.report import diff
 
@@ -231,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", choices=registry.BACKENDS, default=None, help="embedded (default), kind, or existing (the default when --kubeconfig is given)")
     run.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
     run.add_argument("--context", help="existing backend: the context to use")
+    run.add_argument("--kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
+    run.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
     run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: two and a half per core, as memory allows, 8 at most)")
     run.add_argument("--time-scale", type=float, default=1.0, help="stretch every window for slow clusters")
     run.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where reports go (a folder per run, and `latest`)")
@@ -281,6 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
     bsched.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for every pod to be bound")
     bsched.set_defaults(func=_bench_scheduler)
 
+    kind_cmd = sub.add_parser("kind", help="what the kind backend needs")
+    ksub = kind_cmd.add_subparsers(dest="kind_command", required=True)
+    kimage = ksub.add_parser("image", help="make the node image present: pulled, or built here from Debian's packages and Go modules when it cannot be")
+    kimage.add_argument("--image", default=versions.KIND_NODE_IMAGE)
+    kimage.add_argument("--rebuild", action="store_true", help="build it here even if present (or pullable)")
+    kimage.set_defaults(func=_kind_image)
+
     cluster = sub.add_parser("cluster", help="start, inspect and stop a cluster")
     csub = cluster.add_subparsers(dest="cluster_command", required=True)
     for verb, func, text in (
@@ -294,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
         cmd.add_argument("--context", help="existing backend: the context to use")
         if verb == "up":
+            cmd.add_argument("--kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane")
+            cmd.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster reaches it")
             cmd.add_argument("--nodes", default=None, help=f"node groups, e.g. '4:cpu=8,memory=32Gi;2:nvidia.com/gpu=8,label:gpu=yes' (default: {nodes.DEFAULT_SPEC} nodes of {nodes.DEFAULT_CPU} cpu, {nodes.DEFAULT_MEMORY})")
         cmd.set_defaults(func=func)
     csub.add_parser("list", help="every embedded cluster, with its owner and whether the owner still runs").set_defaults(func=_cluster_list)

@@ -19,6 +19,10 @@ WORKERS_PER_CORE = 2.5
 # One worker's resident memory: its embedded cluster (~450 MiB), the reference's three processes
 # and the pytest worker itself, rounded up.
 WORKER_MEMORY_MIB = 1024
+# A worker on the kind backend runs a kind control plane in Docker (kubelet, containerd, the
+# control plane's pods) instead of the embedded processes: more memory, and busy cores of its own.
+KIND_WORKER_MIB = 1536
+KIND_WORKERS_PER_CORE = 1.0
 # Left for everything else on the machine.
 RESERVED_MEMORY_MIB = 1024
 MAX_AUTO_WORKERS = 8
@@ -44,14 +48,16 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def auto_workers(scenarios: int, cores: int | None = None, memory_mib: int | None = None) -> int:
-    """The worker count for `--jobs auto`: WORKERS_PER_CORE per core (rounded down), as many as
-    memory allows, never more than there are scenarios, at least one."""
+def auto_workers(
+    scenarios: int, cores: int | None = None, memory_mib: int | None = None, per_core: float = WORKERS_PER_CORE, per_worker_mib: int = WORKER_MEMORY_MIB
+) -> int:
+    """The worker count for `--jobs auto`: `per_core` per core (rounded down), as many as memory
+    allows at `per_worker_mib` each, never more than there are scenarios, at least one."""
     cores = usable_cores() if cores is None else cores
     memory_mib = available_memory_mib() if memory_mib is None else memory_mib
-    workers = min(int(cores * WORKERS_PER_CORE), MAX_AUTO_WORKERS)
+    workers = min(int(cores * per_core), MAX_AUTO_WORKERS)
     if memory_mib is not None:
-        workers = min(workers, (memory_mib - RESERVED_MEMORY_MIB) // WORKER_MEMORY_MIB)
+        workers = min(workers, (memory_mib - RESERVED_MEMORY_MIB) // per_worker_mib)
     return max(1, min(workers, scenarios))
 
 

@@ -43,6 +43,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--vck-backend", choices=registry.BACKENDS, default="embedded", help="cluster backend (default: embedded)")
     group.addoption("--vck-kubeconfig", default=None, help="existing backend: kubeconfig path")
     group.addoption("--vck-context", default=None, help="existing backend: kubeconfig context")
+    group.addoption("--vck-kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane")
+    group.addoption("--vck-host-address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it")
     group.addoption("--vck-nodes", default=None, help="node spec of the session cluster for the kit's own tests")
     group.addoption("--vck-cluster-name", default=None, help="cluster name (default: one per process)")
     group.addoption("--vck-time-scale", type=float, default=1.0, help="stretch every scenario window by this factor (slow clusters)")
@@ -90,6 +92,8 @@ def _session(config: pytest.Config) -> session.Session:
             worker=_worker_id(config),
             logs_dir=_logs_dir(config),
             progress=_uncaptured(config),
+            kind_workers=config.getoption("--vck-kind-workers"),
+            host_address=config.getoption("--vck-host-address"),
         )
         problems = opts.validate()
         if problems:

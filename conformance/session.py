@@ -30,6 +30,10 @@ class SessionOptions:
     logs_dir: pathlib.Path | None = None
     # Where lines about slow work (a cluster starting) go; None: stderr.
     progress: Callable[[str], None] | None = None
+    # kind: real workers beside the control plane; existing: this machine's address as the
+    # cluster's API server reaches it (registry.backend).
+    kind_workers: int = 0
+    host_address: str | None = None
 
     def validate(self) -> list[str]:
         problems = []
@@ -53,7 +57,10 @@ class Session:
     def cluster(self) -> base.ClusterHandle:
         if self._cluster is None:
             opts = self.options
-            self._backend = registry.backend(opts.backend, kubeconfig=opts.kubeconfig, context=opts.kube_context, owner=owners.current(), progress=opts.progress)
+            self._backend = registry.backend(
+                opts.backend, kubeconfig=opts.kubeconfig, context=opts.kube_context, owner=owners.current(), progress=opts.progress,
+                kind_workers=opts.kind_workers, host_address=opts.host_address,
+            )
             name = opts.cluster_name or f"vck-{opts.worker}-{os.getpid()}"
             self._cluster = self._backend.up(name, nodes.parse(opts.nodes))
         return self._cluster
@@ -66,7 +73,7 @@ class Session:
     def context(self) -> context.RunContext:
         if self._context is None:
             self._context = context.RunContext(
-                self.cluster(), self.implementation(), time_scale=self.options.time_scale, shapes_nodes=self.options.backend == "embedded"
+                self.cluster(), self.implementation(), time_scale=self.options.time_scale
             )
         return self._context
 

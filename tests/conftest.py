@@ -114,6 +114,7 @@ def broken_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[context
 # test reads the full run's report only after its own run, by when that is long done.
 LONGEST_FIRST = (
     "test_reference_run.py",
+    "test_kind.py",
     "test_broken_builds.py",
     "test_scheduler_suites.py",
     "test_controller_suites.py",

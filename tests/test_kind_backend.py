@@ -1,145 +1,92 @@
-"""The kind backend against a recording stand-in for the kind CLI (kind needs Docker, which this
-machine lacks): the generated config, the exact commands, reuse, failures and cleanup."""
+"""The kind backend's parts that need no Docker: the cluster config, the static pod network, the
+engine's CAP_SYS_RESOURCE detection and runc wrapper, the device plugin's DaemonSet, and the
+errors that say what to do. The backend itself runs a real kind cluster in tests/test_kind.py."""
 
 from __future__ import annotations
 
 import json
-import os
 import pathlib
-from typing import Any
+import subprocess
+import sys
 
 import pytest
-import yaml
 
-from conformance.cluster import base, kind, nodes
-
-STAND_IN = r'''#!/usr/bin/env python3
-"""Records its argv; emulates kind's answers from a state file. FAKE_KIND_FAIL=create makes
-`create cluster` fail."""
-import json, os, pathlib, sys
-record = pathlib.Path(os.environ["FAKE_KIND_RECORD"])
-state = pathlib.Path(os.environ["FAKE_KIND_STATE"])
-known = json.loads(state.read_text()) if state.exists() else []
-args = sys.argv[1:]
-entry = {"argv": args}
-if args[:2] == ["create", "cluster"]:
-    entry["config"] = pathlib.Path(args[args.index("--config") + 1]).read_text()
-with record.open("a") as f:
-    f.write(json.dumps(entry) + "\n")
-if args[:2] == ["get", "clusters"]:
-    print("\n".join(known))
-elif args[:2] == ["create", "cluster"]:
-    if os.environ.get("FAKE_KIND_FAIL") == "create":
-        print("ERROR: failed to create cluster: docker is not running", file=sys.stderr)
-        sys.exit(1)
-    name = args[args.index("--name") + 1]
-    pathlib.Path(args[args.index("--kubeconfig") + 1]).write_text("apiVersion: v1\nkind: Config\n")
-    state.write_text(json.dumps(known + [name]))
-elif args[:2] == ["get", "kubeconfig"]:
-    print("apiVersion: v1\nkind: Config\nclusters: []\n")
-elif args[:2] == ["delete", "cluster"]:
-    name = args[args.index("--name") + 1]
-    state.write_text(json.dumps([k for k in known if k != name]))
-else:
-    sys.exit("stand-in kind: unexpected " + " ".join(args))
-'''
+from conformance.cluster import docker, kind, kind_workloads, nodes
 
 
-@pytest.fixture
-def fake_kind(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    binary = tmp_path / "kind"
-    binary.write_text(STAND_IN)
-    binary.chmod(0o755)
-    record = tmp_path / "record.jsonl"
-    state = tmp_path / "kind-state.json"
-    monkeypatch.setenv("FAKE_KIND_RECORD", str(record))
-    monkeypatch.setenv("FAKE_KIND_STATE", str(state))
-    advertised: list[Any] = []
-    backend = kind.KindBackend(kind_binary=str(binary), state_root=tmp_path / "vck-state", progress=lambda _: None, after_create=lambda h, g: advertised.append((h, g)))
-    return {"backend": backend, "record": record, "state": state, "advertised": advertised, "root": tmp_path / "vck-state"}
-
-
-def _calls(record: pathlib.Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-
-
-def test_config_puts_the_control_plane_first_and_one_worker_per_node() -> None:
-    groups = nodes.parse("2:label:zone=a;1:label:gpu=yes,taint:gpu=true:NoSchedule")
-    config = kind.config_for(groups)
+def test_config_puts_the_control_plane_first_then_the_real_workers() -> None:
+    config = kind.config_for(2, "img:1")
     assert config["apiVersion"] == "kind.x-k8s.io/v1alpha4" and config["kind"] == "Cluster"
-    roles = [n["role"] for n in config["nodes"]]
-    assert roles == ["control-plane", "worker", "worker", "worker"]
-    assert all(n["image"] == "kindest/node:v1.33.2" for n in config["nodes"])
-    assert config["nodes"][1]["labels"] == {"zone": "a"} and config["nodes"][2]["labels"] == {"zone": "a"}
-    gpu = config["nodes"][3]
-    assert gpu["labels"] == {"gpu": "yes"}
-    patch = yaml.safe_load(gpu["kubeadmConfigPatches"][0])
-    assert patch == {"kind": "JoinConfiguration", "nodeRegistration": {"taints": [{"key": "gpu", "effect": "NoSchedule", "value": "true"}]}}
-    assert "kubeadmConfigPatches" not in config["nodes"][1]
+    assert [(n["role"], n["image"]) for n in config["nodes"]] == [("control-plane", "img:1"), ("worker", "img:1"), ("worker", "img:1")]
+    assert "networking" not in config
+    assert kind.config_for(0, "img:1", static_cni=True)["networking"] == {"disableDefaultCNI": True}
 
 
 def test_worker_names_follow_kind() -> None:
     assert kind.worker_names("c", 3) == ["c-worker", "c-worker2", "c-worker3"]
+    assert kind.worker_names("c", 0) == []
 
 
-def test_up_status_down_commands(fake_kind: dict[str, Any]) -> None:
-    backend: kind.KindBackend = fake_kind["backend"]
-    handle = backend.up("ci", nodes.parse("2:label:zone=a"))
-    assert handle.owned and not handle.reused and handle.context == "kind-ci"
-    assert handle.kubeconfig == fake_kind["root"] / "ci" / "kubeconfig" and handle.kubeconfig.exists()
-    calls = _calls(fake_kind["record"])
-    assert calls[0]["argv"] == ["get", "clusters"]
-    create = calls[1]
-    assert create["argv"] == ["create", "cluster", "--name", "ci", "--config", str(fake_kind["root"] / "ci" / "kind-config.yaml"), "--kubeconfig", str(handle.kubeconfig), "--wait", "120s"]
-    assert [n["role"] for n in yaml.safe_load(create["config"])["nodes"]] == ["control-plane", "worker", "worker"]
-    assert fake_kind["advertised"] == [], "no extended resources, nothing to advertise"
-    assert backend.status("ci").running
-    backend.down("ci")
-    assert _calls(fake_kind["record"])[-1]["argv"] == ["delete", "cluster", "--name", "ci"]
-    assert not (fake_kind["root"] / "ci").exists()
-    assert not backend.status("ci").running
+def test_the_static_pod_network_gives_addresses_from_the_node_cidr() -> None:
+    conflist = kind.cni_conflist("10.244.3.0/24")
+    ptp = conflist["plugins"][0]
+    assert ptp["type"] == "ptp" and ptp["ipam"]["type"] == "host-local"
+    assert ptp["ipam"]["ranges"] == [[{"subnet": "10.244.3.0/24"}]]
 
 
-def test_an_existing_kind_cluster_is_used_as_it_is(fake_kind: dict[str, Any]) -> None:
-    fake_kind["state"].write_text(json.dumps(["mine"]))
-    handle = fake_kind["backend"].up("mine", nodes.parse("3"))
-    assert handle.reused and not handle.owned
-    argvs = [c["argv"] for c in _calls(fake_kind["record"])]
-    assert ["get", "kubeconfig", "--name", "mine"] in argvs
-    assert not any(a[:2] == ["create", "cluster"] for a in argvs)
+def _status(tmp_path: pathlib.Path, bounding: int) -> pathlib.Path:
+    path = tmp_path / "status"
+    path.write_text(f"Name:\tpython\nCapEff:\t0000000000000000\nCapBnd:\t{bounding:016x}\n")
+    return path
 
 
-def test_extended_resources_are_advertised_after_create(fake_kind: dict[str, Any]) -> None:
-    groups = nodes.parse("1:nvidia.com/gpu=8")
-    handle = fake_kind["backend"].up("gpu", groups)
-    assert fake_kind["advertised"] == [(handle, groups)]
+def test_a_missing_cap_sys_resource_is_detected_not_assumed(tmp_path: pathlib.Path) -> None:
+    full = (1 << 41) - 1
+    assert docker.bounding_set_has(docker.CAP_SYS_RESOURCE, _status(tmp_path, full))
+    assert not docker.bounding_set_has(docker.CAP_SYS_RESOURCE, _status(tmp_path, full & ~(1 << docker.CAP_SYS_RESOURCE)))
+    # Unreadable: assume the capability is there (no wrapper), as on an ordinary machine.
+    assert docker.bounding_set_has(docker.CAP_SYS_RESOURCE, tmp_path / "absent")
 
 
-def test_failed_create_says_why_and_cleans_up(fake_kind: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FAKE_KIND_FAIL", "create")
-    with pytest.raises(base.ClusterError) as err:
-        fake_kind["backend"].up("bad", nodes.parse("1"))
-    assert "create cluster --name bad" in str(err.value) and "docker is not running" in str(err.value)
-    assert _calls(fake_kind["record"])[-1]["argv"] == ["delete", "cluster", "--name", "bad"]
-    assert not (fake_kind["root"] / "bad").exists()
+def test_the_engine_config_has_no_wrapper_where_none_is_needed(tmp_path: pathlib.Path) -> None:
+    assert docker.daemon_config(tmp_path, need_wrapper=False, real_runc="/usr/sbin/runc") == {}
+    with pytest.raises(docker.DockerUnavailable, match="no `runc`"):
+        docker.daemon_config(tmp_path, need_wrapper=True, real_runc=None)
 
 
-def test_interrupt_after_create_cleans_up(fake_kind: dict[str, Any]) -> None:
-    def interrupted(handle: base.ClusterHandle, groups: Any) -> None:
-        raise KeyboardInterrupt
+def test_the_runc_wrapper_takes_cap_sys_resource_out_of_the_spec_and_runs_runc(tmp_path: pathlib.Path) -> None:
+    # A stand-in for runc that reports the arguments it got and the capabilities it was handed.
+    fake_runc = tmp_path / "runc"
+    fake_runc.write_text(
+        f"#!{sys.executable}\nimport json, sys\nargs = sys.argv[1:]\n"
+        "spec = json.load(open(args[args.index('--bundle') + 1] + '/config.json'))\n"
+        "print(json.dumps({'args': args, 'caps': spec['process']['capabilities']}))\n"
+    )
+    fake_runc.chmod(0o755)
+    config = docker.daemon_config(tmp_path, need_wrapper=True, real_runc=str(fake_runc))
+    assert config["default-runtime"] == docker.WRAPPED_RUNTIME
+    wrapper = pathlib.Path(config["runtimes"][docker.WRAPPED_RUNTIME]["path"])  # type: ignore[index]
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    caps = ["CAP_CHOWN", "CAP_SYS_RESOURCE", "CAP_SYS_ADMIN"]
+    (bundle / "config.json").write_text(json.dumps({"process": {"capabilities": {"bounding": caps, "effective": caps, "ambient": []}}}))
+    out = subprocess.run([str(wrapper), "create", "--bundle", str(bundle), "ctr-1"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert seen["args"] == ["create", "--bundle", str(bundle), "ctr-1"]
+    assert seen["caps"] == {"bounding": ["CAP_CHOWN", "CAP_SYS_ADMIN"], "effective": ["CAP_CHOWN", "CAP_SYS_ADMIN"], "ambient": []}
 
-    backend = kind.KindBackend(kind_binary=fake_kind["backend"].kind_binary, state_root=fake_kind["root"], progress=lambda _: None, after_create=interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        backend.up("int", nodes.parse("1:nvidia.com/gpu=1"))
-    assert _calls(fake_kind["record"])[-1]["argv"] == ["delete", "cluster", "--name", "int"]
-    assert json.loads(fake_kind["state"].read_text()) == []
-    assert not (fake_kind["root"] / "int").exists()
 
-
-def test_missing_kind_is_reported_with_the_way_out(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_docker_the_error_says_what_to_install(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(base.ClusterError) as err:
-        kind.KindBackend(state_root=tmp_path, progress=lambda _: None).up("x", nodes.parse("1"))
-    text = str(err.value)
-    assert "kind command was not found" in text and "go install sigs.k8s.io/kind" in text and "embedded backend" in text
-    assert os.environ["PATH"] == str(tmp_path)
+    with pytest.raises(docker.DockerUnavailable) as err:
+        docker.ensure(progress=lambda _: None)
+    assert "apt-get install docker.io" in str(err.value) and "embedded backend" in str(err.value)
+
+
+def test_the_device_plugin_runs_only_on_real_nodes() -> None:
+    manifest = kind_workloads.daemonset("vck-fake-device-plugin:abc")
+    spec = manifest["spec"]["template"]["spec"]
+    assert spec["containers"][0]["image"] == "vck-fake-device-plugin:abc"
+    terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchExpressions": [{"key": nodes.KIT_NODE_LABEL[0], "operator": "NotIn", "values": [nodes.KIT_NODE_LABEL[1]]}]}]

@@ -28,6 +28,13 @@ class ClusterHandle:
     # The kit's folder for this cluster (kubeconfig, logs; removed by `down`): where an
     # implementation keeps its own working files. None when the kit keeps none (existing).
     state_dir: pathlib.Path | None = None
+    # This machine's address as the cluster's API server reaches it: where an implementation's
+    # admission webhook running here listens (127.0.0.1 embedded; kind's Docker network gateway).
+    host_address: str = "127.0.0.1"
+    # vc-scheduler's `--node-selector` items (`key:value`) that keep the scheduler under test to
+    # the kit's nodes where the cluster has real ones too (kind's control plane, an existing
+    # cluster's nodes); empty where every node is the kit's.
+    node_selector: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

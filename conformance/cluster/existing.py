@@ -1,32 +1,70 @@
 """The existing backend: any cluster reachable through a kubeconfig and context. The kit never
-creates or deletes it; `up` checks it answers and `down` only forgets it."""
+creates or deletes the cluster: `up` checks it answers, then gives it the node spec's nodes as
+kwok nodes driven from this machine (kwok_controller.py), as on kind; `down` removes those nodes
+and stops that controller, and nothing else.
+
+An implementation's webhook running on this machine must be reachable from the cluster's API
+server: `host_address` is this machine's address as the cluster sees it (default: the local
+address of a connection to the API server, right for a cluster on another machine; a kind
+cluster reached by kubeconfig needs kind's Docker network gateway instead).
+"""
 
 from __future__ import annotations
 
 import os
 import pathlib
+import shutil
+import socket
 import sys
-from typing import Sequence
+import urllib.parse
+from typing import Callable, Mapping, Sequence
 
 import kubernetes
 import yaml
 
-from conformance.cluster import base, kube, nodes
+from conformance.cluster import base, embedded, kube, kwok_controller, nodes
+from conformance.toolchain import cache, install
 
 READY_TIMEOUT_S = 30.0
+NODES_READY_TIMEOUT_S = 120.0
 # The preflight gives an unreachable API server this long before it says so.
 PREFLIGHT_TIMEOUT_S = 15.0
+Progress = Callable[[str], None]
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 class ExistingBackend:
     name = "existing"
 
-    def __init__(self, kubeconfig: pathlib.Path | None = None, context: str | None = None) -> None:
+    def __init__(
+        self,
+        kubeconfig: pathlib.Path | None = None,
+        context: str | None = None,
+        host_address: str | None = None,
+        state_root: pathlib.Path | None = None,
+        progress: Progress = _stderr,
+        tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
+    ) -> None:
         self._given = kubeconfig is not None
         self.kubeconfig = kubeconfig or _default_kubeconfig()
         self.context = context
+        self.host_address = host_address
+        self.state_root = state_root or cache.state_dir() / "existing"
+        self.progress = progress
+        self.tools = tools
+
+    def state_dir(self, cluster: str) -> pathlib.Path:
+        return self.state_root / cluster
+
+    def _kwok(self, cluster: str) -> kwok_controller.KwokController:
+        return kwok_controller.KwokController(self.state_dir(cluster) / "kwok", self.kubeconfig, self.context, embedded.stage_documents(), self.tools)
 
     def up(self, cluster: str, groups: Sequence[nodes.NodeGroup]) -> base.ClusterHandle:
+        """The cluster checked, and the spec's nodes added as kwok nodes. `owned` means this call
+        started the kit's kwok controller, so its caller's `down` removes what the kit added."""
         if not self.kubeconfig.is_file():
             raise base.ClusterError(f"existing backend: kubeconfig {self.kubeconfig} does not exist; pass --kubeconfig PATH (and --context NAME)")
         try:
@@ -34,10 +72,22 @@ class ExistingBackend:
         except (kubernetes.config.ConfigException, ValueError) as err:
             raise base.ClusterError(f"existing backend: cannot use {self.kubeconfig} (context {self.context or 'current'}): {err}") from err
         kube.wait_ready(api, READY_TIMEOUT_S)
-        if groups and groups != nodes.parse(None):
-            # The kit does not add nodes to a cluster it does not own; say so rather than ignore it.
-            print(f"existing backend: cluster {cluster} keeps its own nodes; the node spec is not applied", file=sys.stderr)
-        return base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig, context=self.context, owned=False, reused=True)
+        controller = self._kwok(cluster)
+        reused = controller.running()
+        controller.start(self.progress)
+        names = kube.create_nodes(api, nodes.kwok_nodes(groups))
+        kube.wait_nodes_ready(api, names, NODES_READY_TIMEOUT_S)
+        return base.ClusterHandle(
+            name=cluster, backend=self.name, kubeconfig=self.kubeconfig, context=self.context, owned=not reused, reused=reused,
+            state_dir=self.state_dir(cluster), host_address=self.host_address or self._local_address(api), node_selector=(nodes.KIT_NODE_SELECTOR,),
+        )
+
+    def _local_address(self, api: kubernetes.client.ApiClient) -> str:
+        """The address this machine reaches the API server from: how the server sees it."""
+        url = urllib.parse.urlparse(api.configuration.host)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        with socket.create_connection((url.hostname or "127.0.0.1", port), timeout=10) as conn:
+            return str(conn.getsockname()[0])
 
     def preflight(self) -> list[str]:
         """What stops this backend from working, one line each, before any scenario runs: no
@@ -68,7 +118,12 @@ class ExistingBackend:
         return []
 
     def down(self, cluster: str) -> None:
-        print(f"existing backend: cluster {cluster} is not the kit's to stop; nothing done", file=sys.stderr)
+        """Remove the kit's nodes and stop its kwok controller; the cluster itself stays."""
+        self._kwok(cluster).stop()
+        removed = kwok_controller.delete_kit_nodes(self.kubeconfig, self.context) if self.kubeconfig.is_file() else []
+        if self.state_dir(cluster).exists():
+            shutil.rmtree(self.state_dir(cluster), ignore_errors=True)
+        self.progress(f"existing backend: cluster {cluster} is not the kit's to stop; removed the kit's {len(removed)} nodes and its kwok controller")
 
     def status(self, cluster: str) -> base.ClusterStatus:
         try:

@@ -1,33 +1,80 @@
-"""The kind backend: a kind cluster made from the node spec, or an existing one used by name.
+"""The kind backend: a real control plane (kubeadm, kubelet, containerd in Docker containers), with
+the node spec's nodes as kwok nodes the kit drives from this machine.
 
-The kit writes a kind config (one control-plane node, one worker per node of the spec, with the
-group's labels; taints through a kubeadm JoinConfiguration patch) and drives the kind CLI. kind
-nodes are real kubelets: their CPU and memory are the machine's, so those parts of a node spec do
-not apply (said in a progress line); extended resources are advertised on the workers afterwards.
+`up` makes a kind cluster of one control-plane node and `workers` real workers (none unless asked:
+a scenario's nodes are the spec's, a real worker is for what needs a kubelet, such as the device
+plugin), then starts the kit's kwok controller against it (kwok_controller.py) and creates the
+spec's nodes exactly as on the embedded backend: same shapes, labels, taints, extended resources,
+same pod stages. kind's own workloads (kube-proxy, CoreDNS, ...) are kept off the kwok nodes,
+which have no kubelet to run them.
+
+The node image is kind's published `kindest/node:v1.33.2` where it can be pulled, else one built
+here (kind_image.py), whose nodes get static pod routes instead of kindnetd. The Docker engine
+is found or started by docker.py. The API server reaches this machine (the reference's webhook)
+at the gateway address of kind's Docker network.
 """
 
 from __future__ import annotations
 
+import json
 import pathlib
 import shutil
 import subprocess
 import sys
-from typing import Any, Callable, Sequence
+import time
+from typing import Any, Callable, Mapping, Sequence
 
 import kubernetes
 import yaml
 
-from conformance.cluster import base, kube, nodes
-from conformance.toolchain import cache, versions
+from conformance.cluster import (
+    base,
+    docker,
+    embedded,
+    kind_image,
+    kube,
+    kwok_controller,
+    nodes,
+)
+from conformance.toolchain import cache, install, versions
 
-NODE_IMAGE = f"kindest/node:{versions.KUBERNETES_VERSION}"
-CREATE_WAIT = "120s"
+NODE_IMAGE = versions.KIND_NODE_IMAGE
+CREATE_TIMEOUT_S = 600.0
+READY_TIMEOUT_S = 180.0
+# Docker network kind puts its nodes on.
+NETWORK = "kind"
+# Where kind puts its own workloads (kube-proxy, CoreDNS, kindnet; the storage provisioner).
+SYSTEM_NAMESPACES = ("kube-system", "local-path-storage")
 Progress = Callable[[str], None]
-AfterCreate = Callable[[base.ClusterHandle, Sequence[nodes.NodeGroup]], None]
 
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def config_for(workers: int, node_image: str = NODE_IMAGE, static_cni: bool = False) -> dict[str, Any]:
+    """The kind config: the control plane, then `workers` real workers."""
+    config: dict[str, Any] = {
+        "kind": "Cluster",
+        "apiVersion": "kind.x-k8s.io/v1alpha4",
+        "nodes": [{"role": "control-plane", "image": node_image}, *({"role": "worker", "image": node_image} for _ in range(workers))],
+    }
+    if static_cni:
+        config["networking"] = {"disableDefaultCNI": True}
+    return config
+
+
+def cni_conflist(pod_cidr: str) -> dict[str, Any]:
+    """A node's pod network without a CNI daemon: point-to-point links to its pods, addresses from
+    its pod CIDR (the one kube-controller-manager gave it)."""
+    return {
+        "cniVersion": "0.4.0",
+        "name": "vck-static",
+        "plugins": [
+            {"type": "ptp", "ipMasq": True, "mtu": 1500, "ipam": {"type": "host-local", "ranges": [[{"subnet": pod_cidr}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+            {"type": "portmap", "capabilities": {"portMappings": True}},
+        ],
+    }
 
 
 def worker_names(cluster: str, count: int) -> list[str]:
@@ -35,109 +82,151 @@ def worker_names(cluster: str, count: int) -> list[str]:
     return [f"{cluster}-worker" + (str(i + 1) if i else "") for i in range(count)]
 
 
-def _taint_patch(taints: Sequence[nodes.Taint]) -> str:
-    registration = {"taints": [t.to_api() for t in taints]}
-    return yaml.safe_dump({"kind": "JoinConfiguration", "nodeRegistration": registration}, sort_keys=False)
-
-
-def config_for(groups: Sequence[nodes.NodeGroup], node_image: str = NODE_IMAGE) -> dict[str, Any]:
-    """The kind config for a node spec: the control plane first, then each group's workers."""
-    config_nodes: list[dict[str, Any]] = [{"role": "control-plane", "image": node_image}]
-    for group in groups:
-        for _ in range(group.count):
-            worker: dict[str, Any] = {"role": "worker", "image": node_image}
-            if group.labels:
-                worker["labels"] = dict(group.labels)
-            if group.taints:
-                worker["kubeadmConfigPatches"] = [_taint_patch(group.taints)]
-            config_nodes.append(worker)
-    return {"kind": "Cluster", "apiVersion": "kind.x-k8s.io/v1alpha4", "nodes": config_nodes}
-
-
-def advertise_extended(handle: base.ClusterHandle, groups: Sequence[nodes.NodeGroup]) -> None:
-    """Patch each worker's status capacity with its group's extended resources."""
-    api = kube.client(handle.kubeconfig, handle.context)
-    core = kubernetes.client.CoreV1Api(api)
-    names = iter(worker_names(handle.name, sum(g.count for g in groups)))
-    for group in groups:
-        for _ in range(group.count):
-            name = next(names)
-            if group.extended:
-                resources = dict(group.extended)
-                core.patch_node_status(name, {"status": {"capacity": resources, "allocatable": resources}})
-
-
 class KindBackend:
     name = "kind"
 
     def __init__(
         self,
-        kind_binary: str | None = None,
         state_root: pathlib.Path | None = None,
         progress: Progress = _stderr,
         node_image: str = NODE_IMAGE,
-        after_create: AfterCreate | None = None,
+        workers: int = 0,
+        tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
+        engine: Callable[[Progress], docker.Engine] = docker.ensure,
     ) -> None:
-        self.kind_binary = kind_binary
         self.state_root = state_root or cache.state_dir() / "kind"
         self.progress = progress
         self.node_image = node_image
-        self.after_create = after_create or advertise_extended
+        self.workers = workers
+        self.tools = tools
+        self._engine_factory = engine
+        self._engine: docker.Engine | None = None
 
-    def _kind(self) -> str:
-        found = self.kind_binary or shutil.which("kind")
-        if not found:
-            raise base.ClusterError(
-                "kind backend: the kind command was not found on PATH; install it "
-                "(`go install sigs.k8s.io/kind@v0.29.0`, or the kind release binary) and make sure Docker runs. "
-                "The embedded backend (--backend embedded) needs neither."
-            )
-        return found
+    # --- tools ------------------------------------------------------------------------------------
+    def engine(self) -> docker.Engine:
+        if self._engine is None:
+            self._engine = self._engine_factory(self.progress)
+        return self._engine
 
-    def _run(self, args: Sequence[str], check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        argv = [self._kind(), *args]
+    def kind_binary(self) -> str:
+        """The kind CLI: the toolchain's (a release download, else built from its Go module)."""
+        resolved = install.install_components([c for c in versions.kind_components() if c.name == "kind"], progress=self.progress, lock="kind-build.lock")
+        return str(resolved["kind"].path)
+
+    def _run(self, args: Sequence[str], check: bool = True, timeout: float = CREATE_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+        argv = [self.kind_binary(), *args]
         proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
         if check and proc.returncode != 0:
             tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-15:])
-            raise base.ClusterError(f"kind backend: `{' '.join(argv)}` exited {proc.returncode}:\n{tail}")
+            raise base.ClusterError(f"kind backend: `kind {' '.join(args)}` exited {proc.returncode}:\n{tail}")
         return proc
 
+    # --- paths ------------------------------------------------------------------------------------
     def state_dir(self, cluster: str) -> pathlib.Path:
         return self.state_root / cluster
 
     def kubeconfig(self, cluster: str) -> pathlib.Path:
         return self.state_dir(cluster) / "kubeconfig"
 
-    def clusters(self) -> list[str]:
-        return [line.strip() for line in self._run(["get", "clusters"]).stdout.splitlines() if line.strip()]
+    def _kwok(self, cluster: str) -> kwok_controller.KwokController:
+        return kwok_controller.KwokController(self.state_dir(cluster) / "kwok", self.kubeconfig(cluster), f"kind-{cluster}", embedded.stage_documents(), self.tools)
 
+    def clusters(self) -> list[str]:
+        return [line.strip() for line in self._run(["get", "clusters"], timeout=60).stdout.splitlines() if line.strip()]
+
+    # --- protocol ---------------------------------------------------------------------------------
     def up(self, cluster: str, groups: Sequence[nodes.NodeGroup]) -> base.ClusterHandle:
+        engine = self.engine()
         state = self.state_dir(cluster)
         if cluster in self.clusters():
-            state.mkdir(parents=True, exist_ok=True)
-            self.kubeconfig(cluster).write_text(self._run(["get", "kubeconfig", "--name", cluster]).stdout)
-            self.progress(f"kind cluster {cluster} exists; using it as it is")
-            return base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}", owned=False, reused=True, state_dir=state)
-        skipped = sorted({f"{k}" for g in groups for k, v in (("cpu", g.cpu), ("memory", g.memory), ("pods", g.pods)) if v != getattr(nodes.NodeGroup(), k)})
-        if skipped:
-            self.progress(f"kind cluster {cluster}: kind nodes use the machine's resources; {', '.join(skipped)} of the node spec do not apply")
-        state.mkdir(parents=True, exist_ok=True)
+            state.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.kubeconfig(cluster).write_text(self._run(["get", "kubeconfig", "--name", cluster], timeout=60).stdout)
+            handle = self._handle(cluster, engine, owned=False, reused=True)
+            self._nodes(handle, groups)
+            self.progress(f"kind cluster {cluster} exists; using it (the kit's nodes added where missing)")
+            return handle
+        image = kind_image.ensure(engine, self.node_image, self.progress)
+        static_cni = kind_image.is_static_cni(engine, image)
+        state.mkdir(parents=True, exist_ok=True, mode=0o700)
         config = state / "kind-config.yaml"
-        config.write_text(yaml.safe_dump(config_for(groups, self.node_image), sort_keys=False))
-        handle = base.ClusterHandle(name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}", state_dir=self.state_dir(cluster))
+        config.write_text(yaml.safe_dump(config_for(self.workers, image, static_cni), sort_keys=False))
+        started = time.monotonic()
         try:
-            self.progress(f"kind cluster {cluster}: creating ({sum(g.count for g in groups)} workers)")
-            self._run(["create", "cluster", "--name", cluster, "--config", str(config), "--kubeconfig", str(self.kubeconfig(cluster)), "--wait", CREATE_WAIT])
-            if any(g.extended for g in groups):
-                self.after_create(handle, groups)
+            self.progress(f"kind cluster {cluster}: creating (1 control plane, {self.workers} real workers, image {image})")
+            # Without a CNI of its own the control plane is never Ready on its own: kind does not
+            # wait, the kit installs the routes and waits itself.
+            wait = [] if static_cni else ["--wait", f"{READY_TIMEOUT_S:.0f}s"]
+            self._run(["create", "cluster", "--name", cluster, "--config", str(config), "--kubeconfig", str(self.kubeconfig(cluster)), *wait])
+            handle = self._handle(cluster, engine, owned=True, reused=False)
+            api = kube.client(handle.kubeconfig, handle.context)
+            if static_cni:
+                self._static_routes(engine, api)
+            kube.wait_nodes_ready(api, self._real_nodes(api), READY_TIMEOUT_S)
+            self._keep_system_pods_off_kwok_nodes(api)
+            self._nodes(handle, groups)
         except BaseException:
             self.progress(f"kind cluster {cluster}: creation failed or was interrupted; cleaning up")
-            self._run(["delete", "cluster", "--name", cluster], check=False)
-            shutil.rmtree(state, ignore_errors=True)
+            self.down(cluster)
             raise
+        self.progress(f"kind cluster {cluster}: ready in {time.monotonic() - started:.0f}s")
         return handle
 
+    def _handle(self, cluster: str, engine: docker.Engine, owned: bool, reused: bool) -> base.ClusterHandle:
+        return base.ClusterHandle(
+            name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}",
+            owned=owned, reused=reused, state_dir=self.state_dir(cluster), host_address=engine.network_gateway(NETWORK) or "127.0.0.1",
+            node_selector=(nodes.KIT_NODE_SELECTOR,),
+        )
+
+    def _real_nodes(self, api: kubernetes.client.ApiClient) -> list[str]:
+        core = kubernetes.client.CoreV1Api(api)
+        return [n.metadata.name for n in core.list_node().items if (n.metadata.annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) != "fake"]
+
+    def _static_routes(self, engine: docker.Engine, api: kubernetes.client.ApiClient) -> None:
+        """Each real node's CNI configuration for its pod CIDR, and a route to every other node's
+        pods through that node (they share kind's Docker network)."""
+        core = kubernetes.client.CoreV1Api(api)
+        real = set(self._real_nodes(api))
+        state = kube.watch_until(
+            core.list_node,
+            lambda s: real <= set(s) and all(s[n].get("spec", {}).get("podCIDR") for n in real),
+            READY_TIMEOUT_S,
+            "kube-controller-manager to give every node a pod CIDR",
+        )
+        cidrs = {n: (state[n]["spec"]["podCIDR"], _internal_ip(state[n])) for n in real}
+        for name, (cidr, _) in cidrs.items():
+            conflist = json.dumps(cni_conflist(cidr)).encode()
+            engine.run(["exec", "-i", name, "sh", "-c", "mkdir -p /etc/cni/net.d && cat > /etc/cni/net.d/10-vck-static.conflist"], input_bytes=conflist, timeout=60)
+            for other, (other_cidr, other_ip) in cidrs.items():
+                if other != name:
+                    engine.run(["exec", name, "ip", "route", "replace", other_cidr, "via", other_ip], timeout=60)
+
+    def _keep_system_pods_off_kwok_nodes(self, api: kubernetes.client.ApiClient) -> None:
+        """kind's own workloads (kube-proxy and kindnet tolerate every taint; CoreDNS and the
+        storage provisioner are placed by kube-scheduler) are kept off the kwok nodes: no kubelet
+        runs them there, and they would take a scenario node's pod slots and resources."""
+        apps = kubernetes.client.AppsV1Api(api)
+        key, value = nodes.KIT_NODE_LABEL
+        away = {"matchExpressions": [{"key": key, "operator": "NotIn", "values": [value]}]}
+        patch = {"spec": {"template": {"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [away]}}}}}}}
+        for namespace in SYSTEM_NAMESPACES:
+            for ds in apps.list_namespaced_daemon_set(namespace).items:
+                apps.patch_namespaced_daemon_set(ds.metadata.name, namespace, patch)
+            for deployment in apps.list_namespaced_deployment(namespace).items:
+                apps.patch_namespaced_deployment(deployment.metadata.name, namespace, patch)
+
+    def _nodes(self, handle: base.ClusterHandle, groups: Sequence[nodes.NodeGroup]) -> None:
+        """The kwok controller running, and the spec's nodes present and Ready. With no groups, a
+        bare kind cluster: no kit node and no kwok controller (another tool may bring its own)."""
+        if not groups:
+            return
+        self._kwok(handle.name).start(self.progress)
+        api = kube.client(handle.kubeconfig, handle.context)
+        names = kube.create_nodes(api, nodes.kwok_nodes(groups))
+        kube.wait_nodes_ready(api, names, READY_TIMEOUT_S)
+
     def down(self, cluster: str) -> None:
+        self._kwok(cluster).stop()
         if cluster in self.clusters():
             self._run(["delete", "cluster", "--name", cluster])
             self.progress(f"kind cluster {cluster}: deleted")
@@ -148,4 +237,12 @@ class KindBackend:
     def status(self, cluster: str) -> base.ClusterStatus:
         running = cluster in self.clusters()
         kubeconfig = self.kubeconfig(cluster) if self.kubeconfig(cluster).exists() else None
-        return base.ClusterStatus(cluster, self.name, running, kubeconfig, "listed by `kind get clusters`" if running else "not listed by `kind get clusters`")
+        kwok = "running" if self._kwok(cluster).running() else "not running"
+        return base.ClusterStatus(cluster, self.name, running, kubeconfig, f"listed by `kind get clusters`; the kit's kwok controller {kwok}" if running else "not listed by `kind get clusters`")
+
+
+def _internal_ip(node: dict[str, Any]) -> str:
+    for address in node.get("status", {}).get("addresses") or []:
+        if address.get("type") == "InternalIP":
+            return str(address["address"])
+    raise base.ClusterError(f"node {node['metadata']['name']} has no InternalIP")

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import kubernetes
 import urllib3
+import yaml
 
 from conformance.cluster import base
 
@@ -258,3 +259,17 @@ def delete_node_leases(api: kubernetes.client.ApiClient, names: Iterable[str], t
             if err.status != 404:
                 raise
     watch_until(coordination.list_namespaced_lease, lambda state: not wanted & set(state), timeout_s, f"the leases of nodes {sorted(wanted)} to be deleted", namespace=NODE_LEASE_NAMESPACE)
+
+
+def kubeconfig_selecting(kubeconfig: pathlib.Path, context: str | None, folder: pathlib.Path) -> pathlib.Path:
+    """The kubeconfig for a program that takes no --context (kwok, the implementations' processes):
+    the file itself when no context is named, else a private copy in `folder` that selects it."""
+    if not context:
+        return kubeconfig
+    doc = yaml.safe_load(kubeconfig.read_text())
+    doc["current-context"] = context
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    copy = folder / "kubeconfig"
+    copy.write_text(yaml.safe_dump(doc, sort_keys=False))
+    copy.chmod(0o600)
+    return copy

@@ -20,6 +20,9 @@ DEFAULT_SPEC = "4"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # The annotation kwok's controller selects the nodes it manages by (kwokctl's default selector).
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+# The label every kit node carries, and the scheduler's `--node-selector` item that selects them.
+KIT_NODE_LABEL = ("type", "kwok")
+KIT_NODE_SELECTOR = f"{KIT_NODE_LABEL[0]}:{KIT_NODE_LABEL[1]}"
 # The node quantities the kit accepts (a plain subset of Kubernetes' form); the scenario schema's
 # `quantity` has the same pattern.
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$"
@@ -147,7 +150,7 @@ def kwok_node(name: str, group: NodeGroup, index: int = 0) -> dict[str, Any]:
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
-        "type": "kwok",
+        KIT_NODE_LABEL[0]: KIT_NODE_LABEL[1],
         **dict(group.labels),
     }
     return {

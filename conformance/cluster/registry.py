@@ -10,14 +10,23 @@ BACKENDS = ("embedded", "kind", "existing")
 
 
 def backend(
-    name: str, kubeconfig: str | None = None, context: str | None = None, owner: owners.Owner | None = None, progress: embedded.Progress | None = None
+    name: str,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    owner: owners.Owner | None = None,
+    progress: embedded.Progress | None = None,
+    kind_workers: int = 0,
+    host_address: str | None = None,
 ) -> base.ClusterBackend:
     """`owner`: the process an embedded cluster belongs to (removed with it; see owners.py);
-    `progress`: where lines about a slow start go (default: stderr)."""
+    `progress`: where lines about a slow start go (default: stderr); `kind_workers`: real kind
+    workers beside the control plane; `host_address`: this machine's address as an existing
+    cluster's API server reaches it (default: the address it is reached from)."""
+    said = {"progress": progress} if progress else {}
     if name == "embedded":
-        return embedded.EmbeddedBackend(owner=owner, **({"progress": progress} if progress else {}))
+        return embedded.EmbeddedBackend(owner=owner, **said)
     if name == "kind":
-        return kind.KindBackend()
+        return kind.KindBackend(workers=kind_workers, **said)
     if name == "existing":
-        return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context)
+        return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, **said)
     raise base.ClusterError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")

@@ -133,21 +133,29 @@ class Reference:
     # --- lifecycle --------------------------------------------------------------------------------
     def _webhook_args(self, cluster: base.ClusterHandle) -> list[str]:
         disabled = ",".join(WEBHOOK_FEATURES[b] for b in self.broken if b in WEBHOOK_FEATURES)
-        return ["-m", "reference_scheduler.webhooks", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--cert-dir", str(self.workdir / "webhook-certs"), "--disable", disabled]
+        return [
+            "-m", "reference_scheduler.webhooks", "--kubeconfig", str(self._kubeconfig(cluster)), "--scheduler-name", SCHEDULER_NAME,
+            "--cert-dir", str(self.workdir / "webhook-certs"), "--disable", disabled, "--host", cluster.host_address,
+        ]
 
     def _controller_args(self, cluster: base.ClusterHandle) -> list[str]:
         disabled = ",".join(b for b in self.broken if b in CONTROLLER_FEATURES)
-        args = ["-m", "reference_scheduler.controllers", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-name", SCHEDULER_NAME, "--disable", disabled]
+        args = ["-m", "reference_scheduler.controllers", "--kubeconfig", str(self._kubeconfig(cluster)), "--scheduler-name", SCHEDULER_NAME, "--disable", disabled]
         if self.chaos_seed is not None:
             args = ["-m", "conformance.impl.chaos", "--seed", str(self.chaos_seed), "--", sys.executable, *args]
         return args
 
     def _scheduler_args(self, cluster: base.ClusterHandle, conf_path: pathlib.Path) -> list[str]:
-        args = ["-m", "reference_scheduler.scheduler", "--kubeconfig", str(cluster.kubeconfig), "--scheduler-conf", str(conf_path), "--scheduler-name", SCHEDULER_NAME]
+        args = ["-m", "reference_scheduler.scheduler", "--kubeconfig", str(self._kubeconfig(cluster)), "--scheduler-conf", str(conf_path), "--scheduler-name", SCHEDULER_NAME]
+        args += [f"--node-selector={item}" for item in cluster.node_selector]
         if self.scheduler_chaos_seed is not None:
             chaos = ["-m", "conformance.impl.chaos", "--seed", str(self.scheduler_chaos_seed), "--min-s", "2", "--max-s", "6", "--kill-on", GANG_FIRST_BIND]
             args = [*chaos, "--", sys.executable, *args]
         return args
+
+    def _kubeconfig(self, cluster: base.ClusterHandle) -> pathlib.Path:
+        # The reference's processes take no --context flag.
+        return kube.kubeconfig_selecting(cluster.kubeconfig, cluster.context, self.workdir)
 
     def _current(self, proc: processes.ManagedProcess | None, args: list[str]) -> processes.ManagedProcess | None:
         """`proc` when it runs with these arguments; otherwise None, after stopping it."""

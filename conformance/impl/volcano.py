@@ -31,7 +31,6 @@ from conformance.toolchain import volcano as volcano_recipe
 
 log = logging.getLogger(__name__)
 SCHEDULER_NAME = "volcano"
-HOST = "127.0.0.1"
 # The first build of the scheduler's cache waits up to vc-scheduler's --resource-sync-timeout (60s).
 READY_TIMEOUT_S = 120.0
 CRD_TIMEOUT_S = 60.0
@@ -85,7 +84,8 @@ class Volcano:
             self._resolve()
             self._cluster = cluster
             self.workdir = self._workdirs.for_cluster(cluster)
-            self._kubeconfig = self._kubeconfig_for(cluster)
+            # The Volcano binaries take no --context flag.
+            self._kubeconfig = kube.kubeconfig_selecting(cluster.kubeconfig, cluster.context, self.workdir)
             self._install_crds(cluster)
         if self._webhook is None or self._webhook.exited():
             self._webhook = self._start_webhook(cluster)
@@ -106,7 +106,8 @@ class Volcano:
         conf_path.write_text(yaml.safe_dump(conf, sort_keys=False))
         self._scheduler = self._start(
             "vc-scheduler",
-            ["--scheduler-name", SCHEDULER_NAME, "--scheduler-conf", str(conf_path), "--cache-dumper=false", "--cache-dump-dir", str(self.workdir)],
+            ["--scheduler-name", SCHEDULER_NAME, "--scheduler-conf", str(conf_path), "--cache-dumper=false", "--cache-dump-dir", str(self.workdir),
+             *(f"--node-selector={item}" for item in cluster.node_selector)],
             SCHEDULER_READY,
         )
         self._conf_key = key
@@ -124,18 +125,6 @@ class Volcano:
                 self._source = volcano_resolve.source_dir(self.version)
         except errors.ToolchainError as err:
             raise impl_base.ImplementationError(f"volcano {self.version}: {err}") from err
-
-    def _kubeconfig_for(self, cluster: base.ClusterHandle) -> pathlib.Path:
-        """The cluster's kubeconfig; a copy selecting its context when it names one (the Volcano
-        binaries take no --context flag)."""
-        if not cluster.context:
-            return cluster.kubeconfig
-        doc = yaml.safe_load(cluster.kubeconfig.read_text())
-        doc["current-context"] = cluster.context
-        path = self.workdir / "kubeconfig"
-        path.write_text(yaml.safe_dump(doc))
-        path.chmod(0o600)
-        return path
 
     def _argv(self, binary: str, args: list[str]) -> list[str]:
         assert self._bins is not None and self._kubeconfig is not None
@@ -155,9 +144,11 @@ class Volcano:
 
     def _start_webhook(self, cluster: base.ClusterHandle) -> processes.ManagedProcess:
         api = kube.client(cluster.kubeconfig, cluster.context)
-        tls = volcano_webhooks.make_tls(self.workdir / "webhook-certs", HOST)
+        # Where the cluster's API server reaches this machine (127.0.0.1 embedded).
+        host = cluster.host_address
+        tls = volcano_webhooks.make_tls(self.workdir / "webhook-certs", host)
         (port,) = ports.reserve(1)
-        url = f"https://{HOST}:{port}"
+        url = f"https://{host}:{port}"
         paths = volcano_webhooks.enabled_admissions(self._source)
         # The manager waits for these to exist before it serves (it only fills in CA bundles).
         volcano_webhooks.register(api, paths, url, tls.ca_pem())
@@ -165,7 +156,7 @@ class Volcano:
             "vc-webhook-manager",
             [
                 "--tls-cert-file", str(tls.cert), "--tls-private-key-file", str(tls.key), "--ca-cert-file", str(tls.ca),
-                "--listen-address", HOST, "--port", str(port), "--webhook-url", url,
+                "--listen-address", host, "--port", str(port), "--webhook-url", url,
                 "--enabled-admission", ",".join(paths), "--scheduler-name", SCHEDULER_NAME,
                 "--graceful-shutdown-time", "5s",
             ],

@@ -22,8 +22,6 @@ class RunContext:
     cluster: base.ClusterHandle
     implementation: impl_base.Implementation
     time_scale: float = 1.0
-    # Whether the backend lets the kit shape nodes (kwok nodes on the embedded cluster).
-    shapes_nodes: bool = True
     api: kubernetes.client.ApiClient = dataclasses.field(init=False)
     client: resources.Client = dataclasses.field(init=False)
     _node_key: Any = None
@@ -38,9 +36,9 @@ class RunContext:
 
     def prepare_nodes(self, groups: Sequence[nodes.NodeGroup], prof: profile.Profile | None = None) -> None:
         """Make the cluster's kwok nodes exactly the scenario's (its node groups, then its device
-        profile's nodes): keep equal ones, replace the rest."""
-        if not self.shapes_nodes:
-            return
+        profile's nodes): keep equal ones, replace the rest. Every backend has kwok nodes (the
+        embedded one through kwokctl, kind and existing through the kit's kwok controller); the
+        cluster's real nodes are never touched."""
         desired = {m["metadata"]["name"]: m for m in profile_nodes.node_manifests(groups, prof)}
         key = tuple(sorted((n, repr(m)) for n, m in desired.items()))
         if key == self._node_key:
@@ -72,8 +70,7 @@ class RunContext:
     def prepare_devices(self, prof: profile.Profile | None) -> None:
         """Make the profile's Numatopology and HyperNode objects exactly the scenario's (none
         without a profile). Run after the implementation is up: it installs their CRDs."""
-        if self.shapes_nodes:
-            profile_nodes.sync(self.client, profile_nodes.objects(prof))
+        profile_nodes.sync(self.client, profile_nodes.objects(prof))
 
     def new_namespace(self, scenario_id: str) -> str:
         name = f"{scenario_id[:50].rstrip('-')}-{secrets.token_hex(3)}"

@@ -156,7 +156,9 @@ def _tools_file(packages: Sequence[str]) -> str:
 def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib.Path, env: GoEnv, progress: Progress) -> str:
     """Write the recipe's wrapper module into `workdir`; return the -ldflags to build with."""
     workdir.mkdir(parents=True, exist_ok=True)
-    mine = [c for c in versions.COMPONENTS if c.recipe == recipe]
+    # Every component the recipe knows, whichever are wanted: one tidy resolves the modules of all,
+    # so building the others later never edits a resolved wrapper.
+    mine = [c for c in (*versions.COMPONENTS, *versions.kind_components()) if c.recipe == recipe]
     if recipe == "kubernetes":
         replaces = _kubernetes_replaces(env, workdir, progress)
         lines = "\n".join(f"\t{m} => {m} {v}" for m, v in replaces.items())
@@ -181,6 +183,11 @@ def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib
         # All three packages, whichever are wanted: one tidy resolves the modules for every build.
         (workdir / "tools.go").write_text(_tools_file([c.package for c in versions.volcano_components(version)]))
         ldflags = volcano.ldflags(version)
+    elif recipe in ("kind", "coredns"):
+        module, version = (versions.KIND_MODULE, versions.KIND_VERSION) if recipe == "kind" else ("github.com/coredns/coredns", versions.COREDNS_VERSION)
+        gomod = f"module vck.local/toolchain/{recipe}\n\ngo 1.24.0\n\nrequire {module} {version}\n"
+        (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))
+        ldflags = "-s -w"
     elif recipe == "kwok":
         gomod = f"module vck.local/toolchain/kwok\n\ngo 1.24.0\n\nrequire sigs.k8s.io/kwok {versions.KWOK_VERSION}\n"
         (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))

@@ -61,6 +61,10 @@ def _locked(root: pathlib.Path, name: str = "toolchain.lock", progress: Progress
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+# For other long builds that take a lock file of their own in the cache (the kind node image).
+locked = _locked
+
+
 def cached(component: versions.Component, root: pathlib.Path | None = None) -> pathlib.Path | None:
     """The cached binary when it is complete (stamp written after the check), else None."""
     binary = cache.binary_path(component, root)

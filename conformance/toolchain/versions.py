@@ -116,6 +116,51 @@ PROXY_SUBSTITUTES: dict[str, str] = {
 }
 
 
+# kind, for the kind backend only (like Volcano, never part of the cluster toolchain): its CLI, and
+# what an offline node image is made of when kind's published one cannot be pulled
+# (toolchain/kind_image.py). The CoreDNS, etcd and pause versions are the ones kubeadm v1.33 asks
+# for (cmd/kubeadm/app/constants: CoreDNSVersion, DefaultEtcdVersion, PauseVersion).
+KIND_VERSION = "v0.29.0"
+KIND_MODULE = "sigs.k8s.io/kind"
+KIND_NODE_IMAGE = f"kindest/node:{KUBERNETES_VERSION}"
+COREDNS_VERSION = "v1.12.0"
+ETCD_IMAGE_TAG = "3.5.21-0"
+PAUSE_VERSION = "3.10"
+
+
+def kind_components() -> tuple[Component, ...]:
+    """The kind CLI, and the node image's binaries that the cluster toolchain does not have."""
+    kind = Component(
+        name="kind",
+        version=KIND_VERSION,
+        release_url="https://kind.sigs.k8s.io/dl/{version}/kind-linux-{arch}",
+        release_member="",
+        release_sha256_url="https://kind.sigs.k8s.io/dl/{version}/kind-linux-{arch}.sha256sum",
+        recipe="kind",
+        package=KIND_MODULE,
+        version_marker=f"kind {KIND_VERSION}",
+        version_args=("version",),
+    )
+    coredns = Component(
+        name="coredns",
+        version=COREDNS_VERSION,
+        release_url="",
+        release_member="",
+        release_sha256_url="",
+        recipe="coredns",
+        package="github.com/coredns/coredns",
+        version_marker=f"CoreDNS-{COREDNS_VERSION.lstrip('v')}",
+        version_args=("-version",),
+    )
+    node = (
+        dataclasses.replace(_kube("kubeadm"), version_args=("version", "-o", "short")),
+        _kube("kubelet"),
+        _kube("kube-proxy"),
+        _kube("kube-scheduler"),
+    )
+    return (kind, *node, coredns)
+
+
 def volcano_components(version: str = VOLCANO_VERSION) -> tuple[Component, ...]:
     """vc-scheduler, vc-controller-manager and vc-webhook-manager of one Volcano release. Volcano
     publishes container images, not binaries: they are only ever built from Go modules."""

@@ -1,5 +1,6 @@
 """`python -m reference_scheduler.scheduler --kubeconfig PATH --scheduler-conf PATH
-[--scheduler-name volcano] [--schedule-period 1s]`: the flags vc-scheduler takes.
+[--scheduler-name volcano] [--schedule-period 1s] [--node-selector key:value]`: the flags
+vc-scheduler takes.
 
 The conf file is read again when it changes (checked before each cycle; SIGHUP wakes the loop to
 check at once), as vc-scheduler watches its own."""
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scheduler-conf", default=None)
     parser.add_argument("--scheduler-name", default="volcano")
     parser.add_argument("--schedule-period", default="1s")
+    parser.add_argument("--node-selector", action="append", default=[], help="key:value; only nodes with one of these labels are scheduled on (repeatable, as vc-scheduler's)")
     parser.add_argument("--log-level", default="info")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reference scheduler: {err}", file=sys.stderr)
         return 2
     stop = threading.Event()
-    cache = cache_mod.Cache(client.api_client(args.kubeconfig), args.scheduler_name)
+    cache = cache_mod.Cache(client.api_client(args.kubeconfig), args.scheduler_name, [s for item in args.node_selector for s in item.split(",")])
     # SIGTERM/SIGINT stop after the cycle in progress; SIGHUP has the loop look at the conf file
     # now rather than at the next period. Either wakes the loop at once.
     signals.set_events_on((signal.SIGTERM, signal.SIGINT), stop, cache.changed)

@@ -11,7 +11,7 @@ import datetime
 import json
 import logging
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 import kubernetes
 
@@ -25,10 +25,32 @@ NODEINFO = ("nodeinfo.volcano.sh", "v1alpha1")
 BIND_WORKERS = 8
 
 
+def parse_node_selector(items: Sequence[str]) -> frozenset[tuple[str, str]]:
+    """`key:value` items (vc-scheduler's `--node-selector`); malformed ones are ignored, as there.
+    Upstream: pkg/scheduler/cache/cache.go (updateNodeSelectors)."""
+    pairs = set()
+    for item in items:
+        key, sep, value = item.partition(":")
+        if sep and key.strip() and value.strip():
+            pairs.add((key.strip(), value.strip()))
+    return frozenset(pairs)
+
+
+def selected(node: dict[str, Any], selector: frozenset[tuple[str, str]]) -> bool:
+    """A node the scheduler works with: any node when no selector is set, else one carrying any of
+    its labels. Upstream: pkg/scheduler/cache/event_handlers.go (nodeCanAddCache)."""
+    if not selector:
+        return True
+    labels = node.get("metadata", {}).get("labels") or {}
+    return any((key, value) in selector for key, value in labels.items())
+
+
 class Cache:
-    def __init__(self, api: kubernetes.client.ApiClient, scheduler_name: str) -> None:
+    def __init__(self, api: kubernetes.client.ApiClient, scheduler_name: str, node_selector: Sequence[str] = ()) -> None:
         self.api = api
         self.scheduler_name = scheduler_name
+        # `--node-selector`: the `key:value` labels of the nodes this scheduler works with.
+        self.node_selector = parse_node_selector(node_selector)
         self.core = kubernetes.client.CoreV1Api(api)
         self.custom = kubernetes.client.CustomObjectsApi(api)
         self.changed = threading.Event()
@@ -66,7 +88,7 @@ class Cache:
 
     # --- the snapshot -------------------------------------------------------------------------------
     def snapshot(self) -> tuple[dict[str, job_info.JobInfo], dict[str, node_info.NodeInfo], dict[str, queue_info.QueueInfo]]:
-        nodes = {n["metadata"]["name"]: node_info.NodeInfo.from_node(n) for n in self.nodes.snapshot()}
+        nodes = {n["metadata"]["name"]: node_info.NodeInfo.from_node(n) for n in self.nodes.snapshot() if selected(n, self.node_selector)}
         queues = {q["metadata"]["name"]: queue_info.QueueInfo.from_queue(q) for q in self.queues.snapshot()}
         classes = {c["metadata"]["name"]: c for c in self.priority_classes.snapshot()}
         default_priority = max((int(c.get("value") or 0) for c in classes.values() if c.get("globalDefault")), default=0)

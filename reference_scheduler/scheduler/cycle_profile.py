@@ -43,6 +43,8 @@ class MemoryCache(cache_mod.Cache):
 
     def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None) -> None:
         self.scheduler_name = "volcano"
+        # vc-scheduler's --node-selector: none, every node is the scheduler's.
+        self.node_selector = cache_mod.parse_node_selector(())
         self.nodes = _Items(nodes)  # type: ignore[assignment]
         self.pods = _Items(pods)  # type: ignore[assignment]
         self.podgroups = _Items(podgroups)  # type: ignore[assignment]

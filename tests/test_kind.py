@@ -1,0 +1,110 @@
+"""The kind backend on real kind clusters (Docker; the node image pulled, or built here offline):
+suites against the reference with the verdicts they have on the embedded cluster, the fake device
+plugin registered with a real kubelet, and a scenario's node shapes on an existing cluster (a kind
+cluster reached only by its kubeconfig). Skipped, saying why, where no Docker engine can run."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Iterator
+
+import kubernetes
+import pytest
+
+from conformance.cluster import base, docker, kind, kind_workloads, kube
+from conformance.toolchain import versions
+from tests.suite_runs import explain, vck_run, verdicts
+
+pytestmark = [pytest.mark.cluster, pytest.mark.kind]
+# The suites the kind check runs: the scheduler's core (gang, queue) and the job plugins, whose
+# pods and services are made by the controller and checked through the real API server.
+SUITES = ("gang", "queue", "plugins")
+# A scenario whose node is a device profile's 64-CPU, 8-GPU server (with its NUMA topology).
+NODE_SHAPE_SCENARIO = "devices-gpu-request-runs"
+POD_TIMEOUT_S = 180.0
+
+
+@pytest.fixture(scope="module")
+def engine() -> docker.Engine:
+    """A Docker engine with kind's node image. The image is pulled where it can be; building it
+    here takes 10 to 25 minutes, more than `make test`'s budget, so that is left to `vck kind
+    image` (said in the skip)."""
+    try:
+        found = docker.ensure(progress=lambda _: None)
+    except docker.DockerUnavailable as err:
+        pytest.skip(f"no Docker engine can run here: {err}")
+    image = versions.KIND_NODE_IMAGE
+    if not found.has_image(image) and found.run(["pull", image], timeout=900, check=False).returncode != 0:
+        pytest.skip(f"kind's node image {image} is neither here nor pullable: `vck kind image` builds it (10 to 25 minutes, once)")
+    return found
+
+
+def test_suites_on_kind_have_their_embedded_verdicts(tmp_path: pathlib.Path, engine: docker.Engine, request: pytest.FixtureRequest) -> None:
+    proc, report = vck_run(tmp_path, "--backend", "kind", "--suite", ",".join(SUITES), "--jobs", "2")
+    assert report["run"]["backend"] == "kind"
+    assert proc.returncode == 0 and report["summary"]["certified"], explain(report) + proc.stderr[-2000:]
+    # Asked for only now: the kind run does not wait for the shared embedded run.
+    embedded = request.getfixturevalue("reference_run").report
+    assert embedded is not None
+    expected = {s["id"]: s["status"] for s in embedded["scenarios"] if s["suite"] in SUITES}
+    assert verdicts(report) == expected
+
+
+@pytest.fixture(scope="module")
+def bare_kind(tmp_path_factory: pytest.TempPathFactory, engine: docker.Engine) -> Iterator[tuple[kind.KindBackend, base.ClusterHandle]]:
+    """A kind cluster with one real worker and nothing of the kit's on it (shared by this module's
+    tests: the device plugin's DaemonSet and the existing backend's kwok nodes do not meet)."""
+    backend = kind.KindBackend(state_root=tmp_path_factory.mktemp("bare-kind"), progress=lambda _: None, workers=1)
+    name = f"vck-bare-{os.getpid()}"
+    handle = backend.up(name, ())
+    try:
+        yield backend, handle
+    finally:
+        backend.down(name)
+
+
+def test_the_device_plugin_registers_with_a_real_kubelet_and_a_pod_gets_its_devices(engine: docker.Engine, bare_kind: tuple[kind.KindBackend, base.ClusterHandle]) -> None:
+    backend, handle = bare_kind
+    (worker,) = kind.worker_names(handle.name, 1)
+    image = kind_workloads.deploy_device_plugin(handle, backend.kind_binary(), engine, [worker], progress=lambda _: None)
+    api = kube.client(handle.kubeconfig, handle.context)
+    core = kubernetes.client.CoreV1Api(api)
+    allocatable = core.read_node(worker).status.allocatable
+    assert allocatable.get("nvidia.com/gpu") == "8", allocatable
+    pod = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-check", "namespace": "default"},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"kubernetes.io/hostname": worker},
+            "containers": [{
+                "name": "check", "image": image, "imagePullPolicy": "Never",
+                "command": ["python3", "-c", "import os; print('NVIDIA_VISIBLE_DEVICES=' + os.environ.get('NVIDIA_VISIBLE_DEVICES', ''))"],
+                "resources": {"limits": {"nvidia.com/gpu": "2"}},
+            }],
+        },
+    }
+    core.create_namespaced_pod("default", pod)
+    state = kube.watch_until(
+        core.list_namespaced_pod, lambda s: s.get("gpu-check", {}).get("status", {}).get("phase") in ("Succeeded", "Failed"),
+        POD_TIMEOUT_S, "the pod asking for 2 GPUs to finish", namespace="default",
+    )
+    assert state["gpu-check"]["status"]["phase"] == "Succeeded", state["gpu-check"]["status"]
+    line = core.read_namespaced_pod_log("gpu-check", "default").strip()
+    assert line.startswith("NVIDIA_VISIBLE_DEVICES="), line
+    devices = [d for d in line.split("=", 1)[1].split(",") if d]
+    assert len(devices) == 2 and len(set(devices)) == 2, line
+
+
+def test_a_scenario_gets_its_node_shapes_on_an_existing_cluster(tmp_path: pathlib.Path, bare_kind: tuple[kind.KindBackend, base.ClusterHandle]) -> None:
+    """The kind cluster reached only by kubeconfig: the kit brings the scenario's 64-CPU, 8-GPU
+    server as a kwok node (its own kwok controller), runs it, and takes its nodes away after."""
+    _, handle = bare_kind
+    proc, report = vck_run(
+        tmp_path, "--kubeconfig", str(handle.kubeconfig), "--context", handle.context, "--host-address", handle.host_address, "-k", NODE_SHAPE_SCENARIO,
+    )
+    assert report["run"]["backend"] == "existing"
+    assert verdicts(report) == {NODE_SHAPE_SCENARIO: "passed"}, explain(report) + proc.stderr[-2000:]
+    core = kubernetes.client.CoreV1Api(kube.client(handle.kubeconfig, handle.context))
+    left = [n.metadata.name for n in core.list_node().items if (n.metadata.annotations or {}).get("kwok.x-k8s.io/node") == "fake"]
+    assert not left, f"the kit's nodes were left on the existing cluster: {left}"

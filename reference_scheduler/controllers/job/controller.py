@@ -103,6 +103,8 @@ class JobController:
         # Edge events already acted on, by identity; lost on restart, which only re-raises events
         # whose action the persisted status already reflects.
         self._handled: set[str] = set()
+        # Jobs given their first pass (a plain sync) since this controller started.
+        self._synced: set[str] = set()
         self._pg_phase_seen: dict[str, str] = {}
         # Plugin objects ensured per job, by a hash of the job's spec.
         self._ensured: dict[str, str] = {}
@@ -330,6 +332,16 @@ class JobSync:
             self.ctl.commands.forget(cmd["metadata"]["namespace"], cmd["metadata"]["name"])
             self.ctl.record_event(self.job, "CommandIssued", f"Start to execute command {cmd['action']}, and clean it up to make sure executed not more than once.")
             return str(cmd["action"]), None
+        if self.meta["uid"] not in self.ctl._synced:
+            # A job's first pass after the controller starts is a plain sync, as in
+            # vc-controller-manager, whose informers hand it every job and pod as added (a sync
+            # each) before any update can raise an event: the status catches up with the pods
+            # (Pending -> Running) before the next pass, at once, acts on what they show. Without
+            # it a controller restarted mid-job would act on a failure from a status that never
+            # said the job ran.
+            self.ctl._synced.add(self.meta["uid"])
+            self.ctl.wake_at(time.time())
+            return policies.SYNC, None
         if not self.ctl.features.policies:
             return policies.SYNC, None
         now = time.time()

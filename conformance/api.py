@@ -228,11 +228,13 @@ def run(config: RunConfig, progress: Callable[[str], None] = lambda line: print(
     try:
         with owners.claimed_for_this_run() as owner:
             try:
-                if config.backend == "embedded":
-                    # Here, where its progress is seen, rather than in every worker behind
-                    # pytest's capture; inside the deadline, like the rest of the run.
-                    install.install(progress=progress)
+                # Every backend runs the toolchain's binaries (the embedded cluster; kwok on kind
+                # and existing clusters): made ready here, where its progress is seen, rather
+                # than in a worker behind pytest's capture; inside the deadline like the rest.
+                install.install(progress=progress)
                 code = pytest.main(config.pytest_args(run_id))
+                # The run is over: a deadline passing during the clean-up below changes nothing.
+                interrupts.RECORD.disarm()
             except KeyboardInterrupt:
                 # Before pytest started (the toolchain install): nothing ran.
                 code = pytest.ExitCode.INTERRUPTED

@@ -251,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--context", help="existing backend: the context to use")
     run.add_argument("--kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
     run.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
-    run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: two and a half per core, as memory allows, 8 at most)")
+    run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: embedded two and a half per core, kind one per core, as memory allows, 8 at most; existing 1)")
     run.add_argument("--time-scale", type=float, default=1.0, help="stretch every window for slow clusters")
     run.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where reports go (a folder per run, and `latest`)")
     run.add_argument("--run-id", default=None, help="the report folder's name (default: a timestamp)")

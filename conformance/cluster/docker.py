@@ -10,7 +10,7 @@ CAP_SYS_RESOURCE. Docker asks for every capability for a privileged container (k
 privileged), and runc then fails with "unable to apply caps: operation not permitted". The engine
 the kit starts on such a machine runs containers through a small runc wrapper that takes
 CAP_SYS_RESOURCE out of the container's spec first. Inside the node, containerd must then not try
-to lower oom_score_adj either (toolchain/kind_image.py builds the node image accordingly).
+to lower oom_score_adj either (cluster/kind_image.py builds the node image accordingly).
 """
 
 from __future__ import annotations

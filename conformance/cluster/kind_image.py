@@ -34,7 +34,7 @@ import tempfile
 import time
 from typing import Callable, Iterator
 
-from conformance.cluster import base, docker
+from conformance.cluster import docker
 from conformance.toolchain import cache, errors, gobuild, install, versions
 
 Progress = Callable[[str], None]
@@ -158,14 +158,19 @@ def rootfs(engine: docker.Engine, name: str, packages: tuple[str, ...], progress
     if engine.has_image(tag):
         return tag
     progress(f"kind: {name}: Debian {SUITE} with {len(packages)} packages (mmdebstrap)")
-    bootstrap = subprocess.Popen(
-        ["mmdebstrap", "--variant=minbase", f"--include={','.join(packages)}", SUITE, "-"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-    )
-    assert bootstrap.stdout is not None
-    imported = subprocess.run([engine.docker, "import", "-", tag], stdin=bootstrap.stdout, capture_output=True)
-    bootstrap.stdout.close()
-    _, stderr = bootstrap.communicate()
+    # mmdebstrap's messages go to a file, not a pipe: nobody reads a pipe while `docker import`
+    # runs, and a full one would stop both.
+    with tempfile.TemporaryFile() as messages:
+        bootstrap = subprocess.Popen(
+            ["mmdebstrap", "--variant=minbase", f"--include={','.join(packages)}", SUITE, "-"],
+            stdout=subprocess.PIPE, stderr=messages, stdin=subprocess.DEVNULL,
+        )
+        assert bootstrap.stdout is not None
+        imported = subprocess.run([engine.docker, "import", "-", tag], stdin=bootstrap.stdout, capture_output=True)
+        bootstrap.stdout.close()
+        bootstrap.wait()
+        messages.seek(0)
+        stderr = messages.read()
     if bootstrap.returncode != 0 or imported.returncode != 0:
         detail = (stderr.decode(errors="replace") + imported.stderr.decode(errors="replace")).strip().splitlines()[-15:]
         raise errors.ToolchainError(f"build {name}", "\n".join(detail), "check that Debian's mirror is reachable (apt-get update works)")
@@ -286,12 +291,3 @@ rm -rf /kind/images /tmp/containerd.log
 def is_static_cni(engine: docker.Engine, image: str) -> bool:
     """Whether the image is one this module built (no CNI of its own)."""
     return engine.image_label(image, STATIC_CNI_LABEL) == "true"
-
-
-def check_engine(engine: docker.Engine) -> None:
-    """Fail early and clearly when the engine cannot run a privileged container (kind's nodes are)."""
-    proc = engine.run(["run", "--rm", "--privileged", "--entrypoint", "true", versions.KIND_NODE_IMAGE], timeout=120, check=False)
-    if proc.returncode != 0:
-        detail = proc.stderr.decode(errors="replace").strip().splitlines()[-3:]
-        hint = " (this machine lacks CAP_SYS_RESOURCE: a Docker engine started by the kit runs runc without it; stop this one and let the kit start its own)" if not docker.bounding_set_has(docker.CAP_SYS_RESOURCE) else ""
-        raise base.ClusterError("docker cannot run a privileged container: " + " ".join(detail) + hint)

@@ -118,7 +118,7 @@ PROXY_SUBSTITUTES: dict[str, str] = {
 
 # kind, for the kind backend only (like Volcano, never part of the cluster toolchain): its CLI, and
 # what an offline node image is made of when kind's published one cannot be pulled
-# (toolchain/kind_image.py). The CoreDNS, etcd and pause versions are the ones kubeadm v1.33 asks
+# (cluster/kind_image.py). The CoreDNS, etcd and pause versions are the ones kubeadm v1.33 asks
 # for (cmd/kubeadm/app/constants: CoreDNSVersion, DefaultEtcdVersion, PauseVersion).
 KIND_VERSION = "v0.29.0"
 KIND_MODULE = "sigs.k8s.io/kind"

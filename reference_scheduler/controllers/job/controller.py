@@ -414,13 +414,12 @@ class JobSync:
         if changed:
             # Pods created from now on belong to a new version; the old ones raise no events.
             self.status["version"] = self.version + 1
-        # The new phase (and retryCount) is written before any pod is deleted: a controller
-        # stopped between the two finds the Job in the phase that deletes them (Restarting,
-        # Aborting, ...) and carries on. In the other order the action would be lost: the pods
-        # gone, the Job still Running, a replacement pod made as if nothing had failed.
-        self._write_status(transition=changed)
+        # Pods first, then the status, in vc-controller-manager's order (KillJob). The other order
+        # would not survive a stop between the two either: Restarting with the old pods alive is
+        # a state the phase machine never leaves by deleting them.
         for pod in doomed:
             self._delete_pod(pod)
+        self._write_status(transition=changed)
         if self.phase in RELEASED_PHASES or changed:
             # Volcano releases the PodGroup whenever it kills; the next sync makes a new one.
             self._delete_podgroup()

@@ -22,6 +22,5 @@ BUILDERS: dict[str, registry.ActionBuilder] = {
 # Volcano's other actions: known names, not implemented by this slice (the conf is refused rather
 # than silently run without them).
 NOT_IMPLEMENTED = ("shuffle",)
-NAMES = tuple(BUILDERS)
 for _name, _builder in BUILDERS.items():
     registry.register_action(_name, _builder)

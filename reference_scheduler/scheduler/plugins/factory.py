@@ -45,6 +45,5 @@ BUILDERS: dict[str, registry.PluginBuilder] = {
     network_topology_aware.NAME: network_topology_aware.NetworkTopologyAware,
     **{name: functools.partial(known.NotImplemented_, name) for name in known.NAMES},
 }
-NAMES = tuple(BUILDERS)
 for _name, _builder in BUILDERS.items():
     registry.register_plugin(_name, _builder)

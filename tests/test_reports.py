@@ -81,6 +81,23 @@ def test_junit(tmp_path: pathlib.Path) -> None:
     assert cases["[SHOULD] queue-a: title of queue-a"].find("skipped") is not None
 
 
+def test_junit_of_an_interrupted_run_has_an_error_for_the_run(tmp_path: pathlib.Path) -> None:
+    done = run()
+    cut = results.RunResult(results.RunMetadata(**{**done.metadata.__dict__, "selected": 10, "interrupted": "SIGTERM"}), done.scenarios)
+    path = tmp_path / "junit.xml"
+    junit.write(cut, path)
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("errors")) == ("5", "2")
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["interrupted"] == "SIGTERM" and props["certified"] == "false"
+    error = {c.get("name"): c for c in suite.iter("testcase")}["the run"].find("error")
+    assert error is not None and error.get("message") == "interrupted by SIGTERM: 6 of 10 selected scenarios have no verdict; not certified"
+    # A run that ran to the end has no such case.
+    junit.write(done, path)
+    assert "the run" not in {c.get("name") for c in ET.parse(path).getroot().iter("testcase")}
+
+
 def test_html_is_self_contained_escaped_and_shows_the_failure() -> None:
     page = html.render(run())
     assert 'id="summary"' in page and "NOT CERTIFIED" in page and 'id="suites"' in page

@@ -22,12 +22,15 @@ def _checks_text(sc: results.ScenarioResult) -> str:
 def to_element(run: results.RunResult) -> ET.Element:
     overall = score.tally(run.scenarios)
     total_time = sum(sc.duration_s for sc in run.scenarios)
+    meta = run.metadata
+    # An interrupted run is one more error: a CI that reads only junit.xml must not see it green.
+    interrupted = 1 if meta.interrupted else 0
     suite = ET.Element(
         "testsuite",
         name=f"vck {run.metadata.implementation}",
-        tests=str(overall.total),
+        tests=str(overall.total + interrupted),
         failures=str(overall.failed),
-        errors=str(overall.error),
+        errors=str(overall.error + interrupted),
         skipped=str(overall.not_claimed),
         time=f"{total_time:.3f}",
         timestamp=run.metadata.started_at,
@@ -35,6 +38,12 @@ def to_element(run: results.RunResult) -> ET.Element:
     props = ET.SubElement(suite, "properties")
     for key, value in (("implementation", run.metadata.implementation), ("backend", run.metadata.backend), ("certified", str(score.certified(run)).lower())):
         ET.SubElement(props, "property", name=key, value=value)
+    if meta.interrupted:
+        ET.SubElement(props, "property", name="interrupted", value=meta.interrupted)
+        not_run = max(meta.selected - len(run.scenarios), 0)
+        case = ET.SubElement(suite, "testcase", classname="vck", name="the run", time="0")
+        message = f"interrupted by {meta.interrupted}: {not_run} of {meta.selected} selected scenarios have no verdict; not certified"
+        ET.SubElement(case, "error", message=message, type="RunInterrupted").text = message
     for sc in run.scenarios:
         case = ET.SubElement(suite, "testcase", classname=sc.suite, name=f"[{sc.level.value}] {sc.id}: {sc.title}", time=f"{sc.duration_s:.3f}", file=sc.path)
         if sc.status is results.Status.FAILED:

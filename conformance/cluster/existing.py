@@ -75,8 +75,15 @@ class ExistingBackend:
         controller = self._kwok(cluster)
         reused = controller.running()
         controller.start(self.progress)
-        names = kube.create_nodes(api, nodes.kwok_nodes(groups))
-        kube.wait_nodes_ready(api, names, NODES_READY_TIMEOUT_S)
+        try:
+            names = kube.create_nodes(api, nodes.kwok_nodes(groups))
+            kube.wait_nodes_ready(api, names, NODES_READY_TIMEOUT_S)
+        except BaseException:
+            # The caller gets no handle to call `down` with: take back what this call added
+            # (the detached kwok controller would otherwise outlive the run), as kind's `up` does.
+            if not reused:
+                self.down(cluster)
+            raise
         return base.ClusterHandle(
             name=cluster, backend=self.name, kubeconfig=self.kubeconfig, context=self.context, owned=not reused, reused=reused,
             state_dir=self.state_dir(cluster), host_address=self.host_address or self._local_address(api), node_selector=(nodes.KIT_NODE_SELECTOR,),

@@ -1,7 +1,16 @@
-"""The kit as a library: one config dataclass per operation, each with `validate()`.
+"""The kit as a library: one function per operation, each taking a config dataclass (with
+`validate()` where a config can be wrong), in sonobuoy's shape.
 
-`vck` (cli.py) and the pytest plugin are thin layers over this module. A run is executed by
-pytest (with pytest-xdist for `--jobs`), so `vck run` and `pytest scenarios/` behave the same.
+    run(RunConfig)                  the conformance run: scenarios, verdicts, reports
+    list_scenarios(ListConfig)      validate_scenarios(ValidateConfig)   new_scenario(NewConfig)
+    cluster_up/down/status(ClusterConfig)   list_clusters()   prune_clusters(PruneConfig)
+    install_toolchain(ToolchainConfig)      toolchain_status()
+    kind_image(KindImageConfig)     bench_scheduler(bench.BenchConfig)   diff_runs(DiffConfig)
+
+`vck` (cli.py) only parses flags, calls one of these and prints what it returns; the pytest
+plugin calls `write_reports`. A run is executed by pytest (with pytest-xdist for `--jobs`), so
+`vck run` and `pytest scenarios/` behave the same; `run` hands pytest the scenarios it loaded and
+takes the results back in-process (RunCollector), as pytest's own junitxml keeps its state.
 """
 
 from __future__ import annotations
@@ -20,11 +29,13 @@ from _pytest.mark import (
     expression as pytest_expression,  # -k's own parser (pinned pytest)
 )
 
-from conformance import interrupts, parallel, results
-from conformance.cluster import embedded, owners, registry
+from conformance import interrupts, parallel, results, scaffold
+from conformance.bench import scheduler as bench
+from conformance.cluster import base, docker, embedded, kind, nodes, owners, registry
+from conformance.cluster import kind_image as node_image
 from conformance.impl import registry as impl_registry
-from conformance.report import json_report, score, writer
-from conformance.scenario import loader, models
+from conformance.report import diff, score, writer
+from conformance.scenario import loader, models, validate
 from conformance.toolchain import install, versions
 
 KIT_VERSION = "0.1.0"
@@ -89,7 +100,7 @@ class RunConfig:
         problems += [f"invalid scenario: {p}" for p in self._loaded[2] if p.is_error]
         existing = [p for p in self.scenarios if pathlib.Path(p).exists()]
         if existing and not found:
-            problems.append(f"no scenario under {', '.join(map(str, existing))} (scenario files are YAML files in a folder named after their suite, under a folder named `scenarios`)")
+            problems.append(f"no scenario under {', '.join(map(str, existing))} (scenario files are YAML files, each in a folder named after its suite)")
         known = {sc.suite for sc in found}
         for suite in self.suites:
             if suite not in known:
@@ -121,6 +132,16 @@ class RunConfig:
             found, problems = loader.load_tree([pathlib.Path(p) for p in self.scenarios if pathlib.Path(p).exists()])
             self._loaded = (key, found, problems)
         return self._loaded[1]
+
+    def preloaded(self) -> dict[pathlib.Path, tuple[models.Scenario, list[loader.Problem]]]:
+        """The selected scenarios by file, with each file's warnings: what pytest collects."""
+        self.selected_or_empty()
+        assert self._loaded is not None
+        warnings: dict[str, list[loader.Problem]] = {}
+        for problem in self._loaded[2]:
+            if not problem.is_error:
+                warnings.setdefault(problem.file, []).append(problem)
+        return {sc.path.resolve(): (sc, warnings.get(str(sc.path), [])) for sc in self.selected()}
 
     def selected(self) -> list[models.Scenario]:
         found = self.selected_or_empty()
@@ -158,6 +179,8 @@ class RunConfig:
             "--vck-report-dir", str(self.reports),
             "--vck-run-id", run_id,
             "--vck-progress",
+            # Where scenario files are: any folder given (not only one named `scenarios`).
+            *(arg for path in self.scenarios for arg in ("--vck-scenarios", str(pathlib.Path(path).resolve()))),
         ]
         if self.kubeconfig:
             args += ["--vck-kubeconfig", self.kubeconfig]
@@ -202,6 +225,10 @@ def keyword_problems(keyword: str, scenarios: Sequence[models.Scenario]) -> list
     return [f"no scenario matches -k {keyword!r}"]
 
 
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def new_run_id() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S")
 
@@ -215,14 +242,46 @@ class RunOutcome:
     pytest_exit: int
 
 
-def run(config: RunConfig, progress: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> RunOutcome:
+@dataclasses.dataclass(frozen=True)
+class WrittenRun:
+    """A run's results and the folder its reports went to."""
+
+    run: results.RunResult
+    folder: pathlib.Path
+
+
+# What `run` hands the pytest plugin in-process, and what the plugin hands back: the scenarios as
+# `run` loaded them (path -> scenario and its warnings), and the run it wrote. A process that
+# pytest-xdist started has neither and reads the files itself.
+PRELOADED_KEY = pytest.StashKey[dict[pathlib.Path, tuple[models.Scenario, list[loader.Problem]]]]()
+WRITTEN_KEY = pytest.StashKey[WrittenRun]()
+
+
+class RunCollector:
+    """A plugin object given to `pytest.main`: it puts the loaded scenarios where the kit's plugin
+    collects them, and takes the written run back once the session ends."""
+
+    def __init__(self, preloaded: dict[pathlib.Path, tuple[models.Scenario, list[loader.Problem]]]) -> None:
+        self.preloaded = preloaded
+        self.written: WrittenRun | None = None
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[PRELOADED_KEY] = self.preloaded
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.written = session.config.stash.get(WRITTEN_KEY, None)
+
+
+def run(config: RunConfig, progress: Callable[[str], None] = _stderr) -> RunOutcome:
     """Run the selected scenarios and write the reports; `certified` decides the exit status.
 
     The run owns every cluster its workers start: when it ends, however it ends, whatever they left
     behind (a worker stopped in the middle of a scenario cannot clean up) is removed."""
     run_id = config.run_id or new_run_id()
+    collector = RunCollector(config.preloaded())
     if config.collect_only:
-        return RunOutcome(run_id, None, None, False, int(pytest.main(config.pytest_args(run_id))))
+        return RunOutcome(run_id, None, None, False, int(pytest.main(config.pytest_args(run_id), plugins=[collector])))
     if config.timeout_s is not None:
         interrupts.RECORD.arm_deadline(config.timeout_s)
     try:
@@ -232,7 +291,7 @@ def run(config: RunConfig, progress: Callable[[str], None] = lambda line: print(
                 # and existing clusters): made ready here, where its progress is seen, rather
                 # than in a worker behind pytest's capture; inside the deadline like the rest.
                 install.install(progress=progress)
-                code = pytest.main(config.pytest_args(run_id))
+                code = pytest.main(config.pytest_args(run_id), plugins=[collector])
                 # The run is over: a deadline passing during the clean-up below changes nothing.
                 interrupts.RECORD.disarm()
             except KeyboardInterrupt:
@@ -244,11 +303,10 @@ def run(config: RunConfig, progress: Callable[[str], None] = lambda line: print(
                     prune_clusters(PruneConfig(owner=owner))
     finally:
         interrupts.RECORD.disarm()
-    report_json = config.reports / run_id / "report.json"
-    if not report_json.exists():
+    written = collector.written
+    if written is None:
         return RunOutcome(run_id, None, None, False, int(code))
-    run_result = json_report.read(report_json)
-    return RunOutcome(run_id, report_json.parent, run_result, score.certified(run_result), int(code))
+    return RunOutcome(run_id, written.folder, written.run, score.certified(written.run), int(code))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,7 +324,7 @@ class ReportConfig:
     interrupted: str = ""
 
 
-def write_reports(config: ReportConfig, scenario_results: Sequence[results.ScenarioResult]) -> pathlib.Path:
+def write_reports(config: ReportConfig, scenario_results: Sequence[results.ScenarioResult]) -> WrittenRun:
     """Called by the pytest plugin once every result is in (from all xdist workers)."""
     try:
         impl_versions = impl_registry.implementation(config.implementation).versions()
@@ -291,9 +349,9 @@ def write_reports(config: ReportConfig, scenario_results: Sequence[results.Scena
         selected=config.selected,
         interrupted=config.interrupted,
     )
-    ordered = tuple(sorted(scenario_results, key=lambda r: (r.suite, r.id)))
+    run_result = results.RunResult(meta, tuple(sorted(scenario_results, key=lambda r: (r.suite, r.id))))
     with interrupts.deferred():
-        return writer.write_all(results.RunResult(meta, ordered), config.reports)
+        return WrittenRun(run_result, writer.write_all(run_result, config.reports))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -303,19 +361,28 @@ class ClusterInfo:
     # None: started by hand (`vck cluster up`) or before owners were recorded; kept until `down`.
     owner: owners.Owner | None
     owner_alive: bool
+    # The kit's processes for it on this machine (an embedded cluster's; kind's kwok controller).
     processes: int
     rss_mib: int
+    backend: str = "embedded"
+
+
+def _kind_backend(state_root: pathlib.Path | None, progress: Callable[[str], None]) -> kind.KindBackend:
+    return kind.KindBackend(state_root=state_root / "kind" if state_root else None, progress=progress)
 
 
 def list_clusters(state_root: pathlib.Path | None = None) -> list[ClusterInfo]:
-    """Every embedded cluster with state under `state_root` (default: $VCK_STATE_DIR or the cache),
-    with its owner and whether the owner still runs."""
-    backend = embedded.EmbeddedBackend(state_root=state_root, progress=lambda _: None)
+    """Every cluster the kit keeps state for under `state_root` (default: $VCK_STATE_DIR or the
+    cache): embedded ones, and kind ones it created; with its owner and whether the owner still
+    runs. Reading kind's needs no Docker (its containers' memory is not counted)."""
     out = []
-    for name in backend.clusters():
-        owner = backend.owner_of(name)
-        procs = backend.processes(name)
-        out.append(ClusterInfo(name, backend.state_dir(name), owner, owner is not None and owner.alive(), len(procs), sum(p.rss_bytes() for p in procs) // 2**20))
+    for backend in (embedded.EmbeddedBackend(state_root=state_root, progress=lambda _: None), _kind_backend(state_root, lambda _: None)):
+        names = backend.kit_clusters() if isinstance(backend, kind.KindBackend) else backend.clusters()
+        for name in names:
+            owner = backend.owner_of(name)
+            procs = backend.processes(name)
+            alive = owner is not None and owner.alive()
+            out.append(ClusterInfo(name, backend.state_dir(name), owner, alive, len(procs), sum(p.rss_bytes() for p in procs) // 2**20, backend.name))
     return out
 
 
@@ -328,8 +395,11 @@ class PruneConfig:
 
 
 def prune_clusters(config: PruneConfig, progress: Callable[[str], None] = lambda _: None) -> list[str]:
-    """Remove clusters left behind; their names."""
-    backend = embedded.EmbeddedBackend(state_root=config.state_root, progress=progress)
+    """Remove clusters left behind (a kind one with `kind delete cluster`); their names."""
+    backends: dict[str, base.ClusterBackend] = {
+        "embedded": embedded.EmbeddedBackend(state_root=config.state_root, progress=progress),
+        "kind": _kind_backend(config.state_root, progress),
+    }
     removed = []
     for info in list_clusters(config.state_root):
         if config.owner is not None:
@@ -337,7 +407,7 @@ def prune_clusters(config: PruneConfig, progress: Callable[[str], None] = lambda
         else:
             doomed = info.owner is not None and not info.owner_alive
         if doomed:
-            backend.down(info.name)
+            backends[info.backend].down(info.name)
             removed.append(info.name)
     return removed
 
@@ -352,3 +422,128 @@ class ListConfig:
 
 def list_scenarios(config: ListConfig) -> tuple[list[models.Scenario], list[loader.Problem]]:
     return loader.load_tree([pathlib.Path(p) for p in config.scenarios])
+
+
+# --- scenario files ----------------------------------------------------------------------------------
+@dataclasses.dataclass
+class ValidateConfig:
+    paths: Sequence[pathlib.Path]
+
+
+def validate_scenarios(config: ValidateConfig) -> list[loader.Problem]:
+    """Every problem and warning of the files under `paths` (valid when none is an error)."""
+    return validate.validate_paths([pathlib.Path(p) for p in config.paths])
+
+
+@dataclasses.dataclass
+class NewConfig:
+    suite: str
+    name: str
+    root: pathlib.Path = DEFAULT_SCENARIOS
+
+
+def new_scenario(config: NewConfig) -> pathlib.Path:
+    """A scenario file to start from, valid as written (scaffold.ScaffoldError says why not)."""
+    return scaffold.new_scenario(pathlib.Path(config.root), config.suite, config.name)
+
+
+# --- clusters ----------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class ClusterConfig:
+    name: str = "vck"
+    backend: str = "embedded"
+    # Node groups for `up` (nodes.parse's syntax); None: the default nodes.
+    nodes: str | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+    kind_workers: int = 0
+    host_address: str | None = None
+
+    def backend_for(self, progress: Callable[[str], None] | None = None) -> base.ClusterBackend:
+        return registry.backend(
+            self.backend, kubeconfig=self.kubeconfig, context=self.context, progress=progress,
+            kind_workers=self.kind_workers, host_address=self.host_address,
+        )
+
+
+def cluster_up(config: ClusterConfig, progress: Callable[[str], None] | None = None) -> base.ClusterHandle:
+    """Start the cluster (or reuse a healthy one of the same name); kept until `cluster_down`."""
+    groups = nodes.parse(config.nodes)
+    return config.backend_for(progress).up(config.name, groups)
+
+
+def cluster_down(config: ClusterConfig, progress: Callable[[str], None] | None = None) -> None:
+    config.backend_for(progress).down(config.name)
+
+
+def cluster_status(config: ClusterConfig) -> base.ClusterStatus:
+    return config.backend_for().status(config.name)
+
+
+# --- the toolchain and kind's node image -------------------------------------------------------------
+@dataclasses.dataclass
+class ToolchainConfig:
+    # Only these components (versions.COMPONENTS' names); empty: all.
+    components: Sequence[str] = ()
+    source: install.Source = "auto"
+
+
+def install_toolchain(config: ToolchainConfig, progress: Callable[[str], None] = _stderr) -> dict[str, install.Resolved]:
+    return install.install(config.components, source=config.source, progress=progress)
+
+
+def toolchain_status() -> list[tuple[versions.Component, pathlib.Path | None]]:
+    """Every pinned component and where the cache has it (None: missing)."""
+    return [(comp, install.cached(comp)) for comp in versions.COMPONENTS]
+
+
+@dataclasses.dataclass
+class KindImageConfig:
+    image: str = versions.KIND_NODE_IMAGE
+    # Build it here even when present (or pullable).
+    rebuild: bool = False
+
+
+def kind_image(config: KindImageConfig, progress: Callable[[str], None] = _stderr) -> str:
+    """Make kind's node image present; returns where it came from."""
+    engine = docker.ensure(progress)
+    if config.rebuild:
+        node_image.build(engine, config.image, progress, force=True)
+    else:
+        node_image.ensure(engine, config.image, progress)
+    return "built here" if node_image.is_static_cni(engine, config.image) else "kind's published image"
+
+
+# --- benchmarks and comparisons ----------------------------------------------------------------------
+def bench_scheduler(config: bench.BenchConfig, progress: Callable[[str], None]) -> bench.BenchResult:
+    """Figures for one implementation on an embedded cluster of kwok nodes (ValueError: a bad config)."""
+    return bench.run(config, progress)
+
+
+@dataclasses.dataclass
+class DiffConfig:
+    # Each a report.json, a run folder, or a run id under `reports` (`latest` too).
+    run_a: str
+    run_b: str
+    reports: pathlib.Path = DEFAULT_REPORTS
+    # The page's path; None: <reports>/diff-<A>-vs-<B>.html.
+    out: pathlib.Path | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DiffOutcome:
+    table: str
+    page: pathlib.Path
+    differences: int
+
+
+def diff_runs(config: DiffConfig) -> DiffOutcome:
+    """Every scenario whose verdict differs between two runs: a text table and a page with both
+    timelines (diff.DiffError: a run that cannot be read)."""
+    reports_root = pathlib.Path(config.reports)
+    run_a, run_b = diff.read(config.run_a, reports_root), diff.read(config.run_b, reports_root)
+    found = diff.differences(run_a, run_b)
+    out = config.out or reports_root / f"diff-{run_a.metadata.run_id}-vs-{run_b.metadata.run_id}.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(diff.render(run_a, run_b, found), encoding="utf-8")
+    return DiffOutcome(diff.text_table(run_a, run_b, found), out, len(found))

@@ -1,4 +1,5 @@
-"""`vck`: the command line, a thin layer over the toolchain and cluster modules."""
+"""`vck`: the command line. It only parses flags, calls `conformance.api` with a config object and
+prints what comes back (sonobuoy's shape: one library, a config per operation, a thin CLI)."""
 
 from __future__ import annotations
 
@@ -11,53 +12,52 @@ from typing import Sequence
 import pytest
 
 from conformance import api, interrupts, parallel, scaffold
+from conformance.bench import scheduler as bench
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
-from conformance.report import score, timing
+from conformance.report import diff, score, timing
 from conformance.scenario import durations, validate
 from conformance.toolchain import errors, install, versions
 
 
 def _toolchain_install(args: argparse.Namespace) -> int:
-    resolved = install.install(args.components, source=args.source)
+    resolved = api.install_toolchain(api.ToolchainConfig(args.components, args.source))
     for name, item in resolved.items():
         print(f"{name:<24} {item.component.version:<10} {item.via:<8} {item.path}")
     return 0
 
 
 def _toolchain_list(args: argparse.Namespace) -> int:
-    for comp in versions.COMPONENTS:
-        hit = install.cached(comp)
+    for comp, hit in api.toolchain_status():
         print(f"{comp.name:<24} {comp.version:<10} {'cached' if hit else 'missing':<8} {hit or ''}")
     return 0
 
 
-def _backend(args: argparse.Namespace) -> base.ClusterBackend:
-    return registry.backend(
-        args.backend, kubeconfig=getattr(args, "kubeconfig", None), context=getattr(args, "context", None),
+def _cluster_config(args: argparse.Namespace) -> api.ClusterConfig:
+    return api.ClusterConfig(
+        name=args.name, backend=args.backend, nodes=getattr(args, "nodes", None), kubeconfig=args.kubeconfig, context=args.context,
         kind_workers=getattr(args, "kind_workers", 0), host_address=getattr(args, "host_address", None),
     )
 
 
 def _cluster_up(args: argparse.Namespace) -> int:
-    groups = nodes.parse(args.nodes)
-    handle = _backend(args).up(args.name, groups)
+    handle = api.cluster_up(_cluster_config(args))
     print(f"cluster {handle.name} ({handle.backend}) is up{' (reused)' if handle.reused else ''}")
     print(f"kubeconfig: {handle.kubeconfig}")
     print(f"export KUBECONFIG={handle.kubeconfig}")
-    kubectl = install.cached(versions.component("kubectl"))
+    kubectl = dict((c.name, hit) for c, hit in api.toolchain_status()).get("kubectl")
     if kubectl is not None:
         print(f"export PATH={kubectl.parent}:$PATH  # kubectl {versions.KUBERNETES_VERSION}")
     return 0
 
 
 def _cluster_down(args: argparse.Namespace) -> int:
-    _backend(args).down(args.name)
+    api.cluster_down(_cluster_config(args))
     return 0
 
 
 def _cluster_status(args: argparse.Namespace) -> int:
-    status = _backend(args).status(args.name)
+    status = api.cluster_status(_cluster_config(args))
     state = "running" if status.running else "not running"
     print(f"cluster {status.name} ({status.backend}): {state}")
     if status.kubeconfig:
@@ -70,13 +70,13 @@ def _cluster_status(args: argparse.Namespace) -> int:
 def _cluster_list(args: argparse.Namespace) -> int:
     found = api.list_clusters()
     if not found:
-        print("no embedded cluster")
+        print("no cluster of the kit's (embedded or kind)")
         return 0
-    print(f"{'NAME':<28} {'OWNER':<8} {'OWNER ALIVE':<11} {'PROCESSES':<9} {'MEMORY':<8} STATE")
+    print(f"{'NAME':<28} {'BACKEND':<8} {'OWNER':<8} {'OWNER ALIVE':<11} {'PROCESSES':<9} {'MEMORY':<8} STATE")
     for info in found:
         owner = str(info.owner.pid) if info.owner else "by hand"
         alive = ("yes" if info.owner_alive else "no") if info.owner else "-"
-        print(f"{info.name:<28} {owner:<8} {alive:<11} {info.processes:<9} {str(info.rss_mib) + ' MiB':<8} {info.state}")
+        print(f"{info.name:<28} {info.backend:<8} {owner:<8} {alive:<11} {info.processes:<9} {str(info.rss_mib) + ' MiB':<8} {info.state}")
     orphans = [i.name for i in found if i.owner is not None and not i.owner_alive]
     if orphans:
         print(f"{len(orphans)} cluster(s) whose owner is gone: `vck cluster prune` removes them")
@@ -175,7 +175,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     """Exit 1 when any problem is an error; warnings are shown and change nothing."""
-    problems = validate.validate_paths([pathlib.Path(p) for p in args.paths])
+    problems = api.validate_scenarios(api.ValidateConfig([pathlib.Path(p) for p in args.paths]))
     if problems:
         print(validate.format_problems(problems), file=sys.stderr)
     if validate.errors(problems):
@@ -185,17 +185,15 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace) -> int:
-    path = scaffold.new_scenario(pathlib.Path(args.root), args.suite, args.name)
+    path = api.new_scenario(api.NewConfig(args.suite, args.name, pathlib.Path(args.root)))
     print(f"wrote {path}: edit it, then `vck validate {path}` and `vck run -k {args.name}`")
     return 0
 
 
 def _bench_scheduler(args: argparse.Namespace) -> int:
-    from conformance.bench import scheduler as bench
-
     config = bench.BenchConfig(nodes=args.nodes, pods=args.pods, gang=args.gang, impl=args.impl, cluster=args.name, timeout_s=args.timeout)
     try:
-        result = bench.run(config, lambda text: print(text, file=sys.stderr, flush=True))
+        result = api.bench_scheduler(config, lambda text: print(text, file=sys.stderr, flush=True))
     except ValueError as err:
         print(f"vck bench: {err}", file=sys.stderr)
         return 2
@@ -207,34 +205,21 @@ def _bench_scheduler(args: argparse.Namespace) -> int:
 
 
 def _kind_image(args: argparse.Namespace) -> int:
-    from conformance.cluster import docker, kind_image
-
-    engine = docker.ensure()
-    if args.rebuild:
-        kind_image.build(engine, args.image, force=True)
-    else:
-        kind_image.ensure(engine, args.image)
-    origin = "built here" if kind_image.is_static_cni(engine, args.image) else "kind's published image"
+    origin = api.kind_image(api.KindImageConfig(args.image, args.rebuild))
     print(f"{args.image}: present ({origin})")
     return 0
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from conformance.report import diff
-
-    reports_root = pathlib.Path(args.reports)
+    config = api.DiffConfig(args.run_a, args.run_b, pathlib.Path(args.reports), pathlib.Path(args.out) if args.out else None)
     try:
-        run_a, run_b = diff.read(args.run_a, reports_root), diff.read(args.run_b, reports_root)
+        outcome = api.diff_runs(config)
     except diff.DiffError as err:
         print(f"vck diff: {err}", file=sys.stderr)
         return 2
-    found = diff.differences(run_a, run_b)
-    print(diff.text_table(run_a, run_b, found))
-    out = pathlib.Path(args.out) if args.out else reports_root / f"diff-{run_a.metadata.run_id}-vs-{run_b.metadata.run_id}.html"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(diff.render(run_a, run_b, found), encoding="utf-8")
-    print(f"page: {out}")
-    return 1 if found else 0
+    print(outcome.table)
+    print(f"page: {outcome.page}")
+    return 1 if outcome.differences else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -245,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("paths", nargs="*", help=f"scenario files or folders (default: {api.DEFAULT_SCENARIOS})")
     run.add_argument("--suite", action="append", default=[], help="only these suites (comma-separated, repeatable)")
     run.add_argument("-k", default=None, help="only scenarios whose id matches this pytest -k expression")
-    run.add_argument("--impl", default="reference", help="implementation: reference, reference:broken=gang, volcano[:VERSION], volcano-helm:chart=C,images=R,tag=T, volcano-manifests:file=F,images=R,tag=T, preinstalled:CAPS.yaml")
+    run.add_argument("--impl", default="reference", help="implementation: reference, reference:broken=gang, volcano[:VERSION], volcano-manifests[:file=F,images=R,tag=T] or volcano-helm[:...] (installed in a kind or existing cluster), preinstalled:CAPS.yaml")
     run.add_argument("--backend", choices=registry.BACKENDS, default=None, help="embedded (default), kind, or existing (the default when --kubeconfig is given)")
     run.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
     run.add_argument("--context", help="existing backend: the context to use")
@@ -325,8 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster reaches it")
             cmd.add_argument("--nodes", default=None, help=f"node groups, e.g. '4:cpu=8,memory=32Gi;2:nvidia.com/gpu=8,label:gpu=yes' (default: {nodes.DEFAULT_SPEC} nodes of {nodes.DEFAULT_CPU} cpu, {nodes.DEFAULT_MEMORY})")
         cmd.set_defaults(func=func)
-    csub.add_parser("list", help="every embedded cluster, with its owner and whether the owner still runs").set_defaults(func=_cluster_list)
-    csub.add_parser("prune", help="remove every embedded cluster whose owner is gone (a `vck run` killed with -9, say)").set_defaults(func=_cluster_prune)
+    csub.add_parser("list", help="every cluster the kit started (embedded, kind), with its owner and whether the owner still runs").set_defaults(func=_cluster_list)
+    csub.add_parser("prune", help="remove every cluster the kit started whose owner is gone (a `vck run` killed with -9, say)").set_defaults(func=_cluster_prune)
     return parser
 
 

@@ -32,7 +32,6 @@ NAMESPACE_READY_TIMEOUT_S = 60.0
 SESSION_KEY = pytest.StashKey["session.Session"]()
 RESULTS_KEY = pytest.StashKey[list]()
 STARTED_KEY = pytest.StashKey[float]()
-REPORT_KEY = pytest.StashKey[pathlib.Path]()
 PROGRESS_KEY = pytest.StashKey["Progress"]()
 INTERRUPTED_KEY = pytest.StashKey[str]()
 
@@ -51,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--vck-report-dir", default=None, help="write the run's reports under this folder")
     group.addoption("--vck-run-id", default=None, help="the report folder's name (default: a timestamp)")
     group.addoption("--vck-progress", action="store_true", default=False, help="print a line per scenario with a running tally")
+    group.addoption("--vck-scenarios", action="append", default=[], help="a folder (or file) of scenarios: its YAML files are collected whatever the folder's name (repeatable)")
 
 
 def _worker_id(config: pytest.Config) -> str:
@@ -79,31 +79,39 @@ def _logs_dir(config: pytest.Config) -> pathlib.Path | None:
     return pathlib.Path(report_dir) / run_id / "logs" if report_dir and run_id else None
 
 
+def _session_options(config: pytest.Config) -> session.SessionOptions:
+    """The session's options from the command line; a UsageError names every bad one."""
+    opts = session.SessionOptions(
+        backend=config.getoption("--vck-backend"),
+        implementation=config.getoption("--vck-impl"),
+        kubeconfig=config.getoption("--vck-kubeconfig"),
+        kube_context=config.getoption("--vck-context"),
+        cluster_name=config.getoption("--vck-cluster-name"),
+        nodes=config.getoption("--vck-nodes"),
+        time_scale=config.getoption("--vck-time-scale"),
+        worker=_worker_id(config),
+        logs_dir=_logs_dir(config),
+        progress=_uncaptured(config),
+        kind_workers=config.getoption("--vck-kind-workers"),
+        host_address=config.getoption("--vck-host-address"),
+    )
+    problems = opts.validate()
+    if problems:
+        raise pytest.UsageError("; ".join(problems))
+    return opts
+
+
 def _session(config: pytest.Config) -> session.Session:
+    """The process's session, made on first use (nothing starts until a scenario or a fixture asks)."""
     if SESSION_KEY not in config.stash:
-        opts = session.SessionOptions(
-            backend=config.getoption("--vck-backend"),
-            implementation=config.getoption("--vck-impl"),
-            kubeconfig=config.getoption("--vck-kubeconfig"),
-            kube_context=config.getoption("--vck-context"),
-            cluster_name=config.getoption("--vck-cluster-name"),
-            nodes=config.getoption("--vck-nodes"),
-            time_scale=config.getoption("--vck-time-scale"),
-            worker=_worker_id(config),
-            logs_dir=_logs_dir(config),
-            progress=_uncaptured(config),
-            kind_workers=config.getoption("--vck-kind-workers"),
-            host_address=config.getoption("--vck-host-address"),
-        )
-        problems = opts.validate()
-        if problems:
-            raise pytest.UsageError("; ".join(problems))
-        config.stash[SESSION_KEY] = session.Session(opts)
+        config.stash[SESSION_KEY] = session.Session(_session_options(config))
     return config.stash[SESSION_KEY]
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _CONFIG["config"] = config
+    # Hooks that get no config (a test report, an interruption) go to an object that holds this
+    # run's: a pytest run inside another (pytester, a run started by a test) keeps its own.
+    config.pluginmanager.register(RunHooks(config), RUN_HOOKS_NAME)
     # Which parallel worker of this run the process is, for what it starts (the reference keeps
     # one log folder per worker); a run's own controller clears what an enclosing run set.
     workerinput = getattr(config, "workerinput", None)
@@ -114,18 +122,36 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[STARTED_KEY] = time.time()
     config.stash[PROGRESS_KEY] = Progress()
+    # Bad options are refused before anything runs, not at the first scenario.
+    _session_options(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    _close_session(config)
+    hooks = config.pluginmanager.get_plugin(RUN_HOOKS_NAME)
+    if hooks is not None:
+        config.pluginmanager.unregister(hooks)
+
+
+def _close_session(config: pytest.Config) -> None:
     if SESSION_KEY in config.stash:
         config.stash[SESSION_KEY].close()
+        del config.stash[SESSION_KEY]
 
 
 # --- scenario collection -----------------------------------------------------------------------------
 def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix in (".yaml", ".yml") and "scenarios" in file_path.parent.parts:
-        return ScenarioFile.from_parent(parent, path=file_path)
-    return None
+    """A scenario file: a YAML file under a folder `vck run` named (--vck-scenarios), or, for a
+    plain `pytest scenarios/`, under a folder named `scenarios`."""
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    roots = [pathlib.Path(r) for r in parent.config.getoption("--vck-scenarios") or []]
+    if roots:
+        resolved = file_path.resolve()
+        wanted = any(resolved == root or root in resolved.parents for root in roots)
+    else:
+        wanted = "scenarios" in file_path.parent.parts
+    return ScenarioFile.from_parent(parent, path=file_path) if wanted else None
 
 
 class ScenarioWarning(UserWarning):
@@ -134,8 +160,10 @@ class ScenarioWarning(UserWarning):
 
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
+        # `vck run` loaded the file already (api.RunCollector); a worker process reads it.
+        preloaded = self.config.stash.get(api.PRELOADED_KEY, {}).get(self.path.resolve())
         try:
-            scenario, warnings = loader.read_file(self.path)
+            scenario, warnings = preloaded or loader.read_file(self.path)
         except loader.ScenarioError as err:
             raise self.CollectError(str(err)) from None
         for warning in warnings:
@@ -220,17 +248,6 @@ def _collect_result(config: pytest.Config, report: pytest.TestReport) -> None:
         config.stash[RESULTS_KEY].append(json_report.scenario_from_dict(data))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-    """Record why the run ended early, and make the interruption's traceback one pytest can print
-    (before its terminal reporter renders it)."""
-    config = _CONFIG.get("config")
-    if config is not None:
-        config.stash[INTERRUPTED_KEY] = interrupts.reason(excinfo.value)
-    interrupts.drop_lineless_frames(excinfo.value)
-    excinfo.traceback = excinfo.traceback.filter(_has_line)
-
-
 def _has_line(entry: Any) -> bool:
     try:
         return entry.lineno is not None
@@ -241,7 +258,12 @@ def _has_line(entry: Any) -> bool:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if getattr(config, "workerinput", None) is not None:
-        return  # a worker: its results went to the controller with each test report
+        # A worker stops its cluster here, before xdist tells the controller it finished: the
+        # controller then gives it 10 s to exit before killing it, too short for a cluster's
+        # stop, which left the cluster's state behind. Its results went to the controller with
+        # each test report.
+        _close_session(config)
+        return
     own = config.stash[RESULTS_KEY]
     interrupted = config.stash.get(INTERRUPTED_KEY, "")
     if not interrupted and exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -259,8 +281,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             selected=config.stash[PROGRESS_KEY].total,
             interrupted=interrupted,
         )
-        folder = api.write_reports(report, own)
-        config.stash[REPORT_KEY] = folder
+        config.stash[api.WRITTEN_KEY] = api.write_reports(report, own)
 
 
 @dataclasses.dataclass
@@ -284,29 +305,43 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     progress.total = max(progress.total, sum(".yaml::" in i or ".yml::" in i for i in ids))
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Collects each scenario's result; with --vck-progress prints
-    `[3/12 0:42] PASSED gang/no-partial-gang (14.2s) | passed 3` per scenario."""
-    config = _CONFIG.get("config")
-    if config is None:
-        return
-    _collect_result(config, report)
-    if not config.getoption("--vck-progress") or getattr(config, "workerinput", None) is not None:
-        return
-    props = dict(report.user_properties)
-    if "vck_status" not in props or report.when != "call":
-        return
-    progress = config.stash[PROGRESS_KEY]
-    progress.done += 1
-    status = str(props["vck_status"])
-    progress.tally[status] = progress.tally.get(status, 0) + 1
-    tally = ", ".join(f"{k} {v}" for k, v in sorted(progress.tally.items()))
-    minutes, seconds = divmod(int(time.monotonic() - progress.started), 60)
-    writer = config.get_terminal_writer()
-    writer.line(f"[{progress.done}/{progress.total or '?'} {minutes}:{seconds:02d}] {status.upper():<11} {report.nodeid.split('::')[-1]} ({report.duration:.1f}s) | {tally}")
+RUN_HOOKS_NAME = "vck-run-hooks"
 
 
-_CONFIG: dict[str, pytest.Config] = {}
+class RunHooks:
+    """The plugin's hooks that pytest calls without a config, bound to the config of their run."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """Record why the run ended early, and make the interruption's traceback one pytest can
+        print (before its terminal reporter renders it)."""
+        self.config.stash[INTERRUPTED_KEY] = interrupts.reason(excinfo.value)
+        interrupts.drop_lineless_frames(excinfo.value)
+        excinfo.traceback = excinfo.traceback.filter(_has_line)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collects each scenario's result; with --vck-progress prints
+        `[3/12 0:42] PASSED gang/no-partial-gang (14.2s) | passed 3` per scenario."""
+        config = self.config
+        _collect_result(config, report)
+        if not config.getoption("--vck-progress") or getattr(config, "workerinput", None) is not None:
+            return
+        props = dict(report.user_properties)
+        if "vck_status" not in props or report.when != "call":
+            return
+        progress = config.stash[PROGRESS_KEY]
+        progress.done += 1
+        status = str(props["vck_status"])
+        progress.tally[status] = progress.tally.get(status, 0) + 1
+        tally = ", ".join(f"{k} {v}" for k, v in sorted(progress.tally.items()))
+        minutes, seconds = divmod(int(time.monotonic() - progress.started), 60)
+        writer = config.get_terminal_writer()
+        writer.line(f"[{progress.done}/{progress.total or '?'} {minutes}:{seconds:02d}] {status.upper():<11} {report.nodeid.split('::')[-1]} ({report.duration:.1f}s) | {tally}")
+
+
 
 
 # --- fixtures for the kit's own tests ---------------------------------------------------------------

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import pathlib
+import signal
+import subprocess
+import sys
 from typing import Iterator
 
 import kubernetes
@@ -14,7 +17,7 @@ import pytest
 
 from conformance.cluster import base, docker, kind, kind_workloads, kube
 from conformance.toolchain import versions
-from tests.suite_runs import explain, vck_run, verdicts
+from tests.suite_runs import REPO, explain, vck_run, verdicts
 
 pytestmark = [pytest.mark.cluster, pytest.mark.kind]
 # The suites the kind check runs: the scheduler's core (gang, queue) and the job plugins, whose
@@ -108,3 +111,51 @@ def test_a_scenario_gets_its_node_shapes_on_an_existing_cluster(tmp_path: pathli
     core = kubernetes.client.CoreV1Api(kube.client(handle.kubeconfig, handle.context))
     left = [n.metadata.name for n in core.list_node().items if (n.metadata.annotations or {}).get("kwok.x-k8s.io/node") == "fake"]
     assert not left, f"the kit's nodes were left on the existing cluster: {left}"
+
+
+def test_a_killed_kind_run_leaves_a_cluster_that_list_shows_and_prune_deletes(tmp_path: pathlib.Path, engine: docker.Engine) -> None:
+    """`kill -9` gives `vck run --backend kind` no chance to delete its kind cluster: `vck cluster
+    list` shows it with an owner that is gone, and `vck cluster prune` deletes it (containers,
+    the kit's kwok controller and state)."""
+    env = {**os.environ, "VCK_STATE_DIR": str(tmp_path / "state")}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "run", "--backend", "kind", "--reports", str(tmp_path / "reports"), "--jobs", "1", "-k", "gang-full-occupancy"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        assert run.stderr is not None
+        # The run's own progress: the cluster is up once it says so (stderr closes if it exits).
+        for line in run.stderr:
+            if "ready in" in line and "kind cluster" in line:
+                break
+        name = next(iter(kind.KindBackend(state_root=tmp_path / "state" / "kind").kit_clusters()), None)
+        assert name is not None and run.poll() is None, "the run should be running with its kind cluster up"
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait(60)
+    backend = kind.KindBackend(state_root=tmp_path / "state" / "kind", progress=lambda _: None)
+    assert name in backend.clusters(), "the killed run's kind cluster should still be there"
+    cli = [sys.executable, "-m", "conformance.cli", "cluster"]
+    listed = subprocess.run([*cli, "list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert f"{name}" in listed.stdout and " kind " in listed.stdout and "1 cluster(s) whose owner is gone" in listed.stdout, listed.stdout
+    pruned = subprocess.run([*cli, "prune"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert pruned.returncode == 0 and f"removed 1 cluster(s) whose owner is gone: {name}" in pruned.stdout, pruned.stdout + pruned.stderr
+    assert name not in backend.clusters() and not backend.kit_clusters()
+
+
+# The suites the issue names for real Volcano installed in the cluster: scheduler core, preemption
+# and the job plugins.
+VOLCANO_SUITES = ("gang", "queue", "preempt", "plugins")
+
+
+@pytest.mark.skipif(os.environ.get("VCK_TEST_VOLCANO") != "1", reason="builds real Volcano from Go modules (minutes): set VCK_TEST_VOLCANO=1 to run")
+def test_volcano_installed_on_kind_has_its_embedded_verdicts(tmp_path: pathlib.Path, engine: docker.Engine) -> None:
+    """Volcano from its own manifests, with images built here from its binaries and loaded into
+    kind, scored on kind; the same build run as processes on the embedded cluster: the verdicts
+    match scenario by scenario (a scenario Volcano fails, it fails on both)."""
+    suites = ",".join(VOLCANO_SUITES)
+    proc, report = vck_run(tmp_path / "kind", "--backend", "kind", "--impl", "volcano-manifests", "--suite", suites, "--jobs", "2")
+    assert (report["run"]["backend"], report["run"]["implementation"], report["run"]["versions"]["volcano"]) == ("kind", "volcano-manifests", versions.VOLCANO_VERSION), report["run"]
+    assert report["scenarios"] and all(s["status"] not in ("error", "not_run") for s in report["scenarios"]), explain(report) + proc.stderr[-3000:]
+    _, embedded = vck_run(tmp_path / "embedded", "--impl", "volcano", "--suite", suites, "--jobs", "2")
+    assert verdicts(report) == verdicts(embedded), f"kind:\n{explain(report)}\nembedded:\n{explain(embedded)}"

@@ -11,7 +11,16 @@ import sys
 
 import pytest
 
-from conformance.cluster import docker, kind, kind_workloads, nodes
+from conformance import api
+from conformance.cluster import (
+    base,
+    docker,
+    embedded,
+    kind,
+    kind_workloads,
+    nodes,
+    owners,
+)
 
 
 def test_config_puts_the_control_plane_first_then_the_real_workers() -> None:
@@ -90,3 +99,23 @@ def test_the_device_plugin_runs_only_on_real_nodes() -> None:
     assert spec["containers"][0]["image"] == "vck-fake-device-plugin:abc"
     terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert terms == [{"matchExpressions": [{"key": nodes.KIT_NODE_LABEL[0], "operator": "NotIn", "values": [nodes.KIT_NODE_LABEL[1]]}]}]
+
+
+def test_list_shows_the_kind_clusters_the_kit_created_and_whose_owner_is_gone(tmp_path: pathlib.Path) -> None:
+    """A kind cluster's state folder (its kubeconfig, the owner recorded at creation) is what
+    `vck cluster list` reads: no Docker needed. The kind backend's folder is not an embedded
+    cluster, and no embedded cluster may take its name."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead = owners.Owner(int(gone.stdout), 1, "vck run --backend kind")
+    mine = owners.current()
+    for name, owner in (("vck-killed", dead), ("vck-running", mine)):
+        state = tmp_path / "kind" / name
+        state.mkdir(parents=True)
+        owners.record(state, owner)
+    (tmp_path / "kind" / "vck-reused").mkdir()  # a kind cluster the kit found running: no owner
+    listed = {i.name: i for i in api.list_clusters(tmp_path)}
+    assert set(listed) == {"vck-killed", "vck-running", "vck-reused"}, "the kind folder itself is no cluster"
+    assert {i.backend for i in listed.values()} == {"kind"}
+    assert (listed["vck-killed"].owner_alive, listed["vck-running"].owner_alive, listed["vck-reused"].owner) == (False, True, None)
+    with pytest.raises(base.ClusterError, match=r"'kind' is taken"):
+        embedded.EmbeddedBackend(state_root=tmp_path).up("kind", ())

@@ -1,6 +1,7 @@
-"""Volcano from the user's chart or manifests on kind / existing clusters (conformance.impl.volcano_install):
-the generated values, commands and manifests (helm, kind and Docker are not runnable here), and the
-conf switch (ConfigMap + scheduler restart) against a real API server."""
+"""Volcano installed from its chart or manifests on kind / existing clusters
+(conformance.impl.volcano_install): the values, commands and manifests it generates, and the conf
+switch (ConfigMap + scheduler restart) against a real API server. Volcano really installed on a
+real kind cluster is tests/test_kind.py's (it needs Docker and Volcano's build)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from conformance.cluster import base
 from conformance.impl import base as impl_base
 from conformance.impl import registry
 from conformance.impl import volcano_install as vi
-from conformance.toolchain import install, versions
+from conformance.toolchain import versions
 
 CONF = {"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "gang"}]}, {"plugins": [{"name": "predicates"}]}]}
 HELM = "chart=./installer/helm/chart/volcano,images=localhost:5001/me,tag=dev-1,kind-cluster=vck"
@@ -26,10 +27,16 @@ HELM = "chart=./installer/helm/chart/volcano,images=localhost:5001/me,tag=dev-1,
 def test_parse_accepts_the_documented_forms_and_explains_mistakes() -> None:
     spec = vi.parse("helm", HELM)
     assert (spec.source, spec.images, spec.kind_cluster, spec.release) == ("./installer/helm/chart/volcano", vi.Images("localhost:5001/me", "dev-1"), "vck", "volcano")
-    assert vi.parse("manifests", "file=volcano-development.yaml,images=docker.io/volcanosh/,tag=v1.13.3").images.prefix == "docker.io/volcanosh"
-    with pytest.raises(vi.InstallSpecError, match=r"missing images, tag; expected volcano-helm:chart=CHART"):
-        vi.parse("helm", "chart=x")
-    with pytest.raises(vi.InstallSpecError, match=r"unknown release; expected volcano-manifests:file=FILE"):
+    images = vi.parse("manifests", "file=volcano-development.yaml,images=docker.io/volcanosh/,tag=v1.13.3").images
+    assert images is not None and images.prefix == "docker.io/volcanosh"
+    # Everything has a default: the pinned release, its own manifests, images built here.
+    bare = vi.parse("manifests", "")
+    assert (bare.source, bare.images, bare.tag, bare.kind_cluster) == (None, None, versions.VOLCANO_VERSION, None)
+    with pytest.raises(vi.InstallSpecError, match=r"'dev' is not a Volcano release, so there is no release chart to default to: give chart="):
+        vi.parse("helm", "images=a/b,tag=dev")
+    with pytest.raises(vi.InstallSpecError, match=r"without images= the kit builds them from a Volcano release, and 'dev' is not one"):
+        vi.parse("manifests", "file=x,tag=dev")
+    with pytest.raises(vi.InstallSpecError, match=r"unknown release; expected volcano-manifests\[:file=FILE\]"):
         vi.parse("manifests", "file=x,images=a/b,tag=t,release=r")
     with pytest.raises(vi.InstallSpecError, match=r"'chart' is not KEY=VALUE"):
         vi.parse("helm", "chart")
@@ -37,7 +44,8 @@ def test_parse_accepts_the_documented_forms_and_explains_mistakes() -> None:
 
 def test_helm_values_and_commands() -> None:
     spec = vi.parse("helm", HELM)
-    values = vi.helm_values(spec, CONF)
+    assert spec.images is not None
+    values = vi.helm_values(spec, spec.images, CONF)
     assert values["basic"] == {
         "image_registry": "localhost:5001",
         "scheduler_image_name": "me/vc-scheduler",
@@ -47,19 +55,21 @@ def test_helm_values_and_commands() -> None:
         "image_pull_policy": "IfNotPresent",
     }
     assert yaml.safe_load(values["custom"]["scheduler_config_override"]) == CONF
-    assert values["custom"]["leader_elect_enable"] is False
-    assert vi.kind_load_commands(spec) == [
+    assert values["custom"]["leader_elect_enable"] is False and "default_affinity" not in values["custom"]
+    # Beside the kit's kwok nodes, Volcano's pods keep to the real ones.
+    assert vi.helm_values(spec, spec.images, CONF, ("type:kwok",))["custom"]["default_affinity"] == vi.away_from_kit_nodes()
+    assert vi.kind_load_commands(spec.images, spec.kind_cluster) == [
         ["kind", "load", "docker-image", f"localhost:5001/me/{name}:dev-1", "--name", "vck"] for name in ("vc-scheduler", "vc-controller-manager", "vc-webhook-manager")
     ]
-    assert vi.helm_command(spec, "/tmp/v.yaml", "/k/config", "kind-vck") == [
+    assert vi.helm_command(spec, "./installer/helm/chart/volcano", "/tmp/v.yaml", "/k/config", "kind-vck") == [
         "helm", "upgrade", "--install", "volcano", "./installer/helm/chart/volcano", "--namespace", "volcano-system", "--create-namespace",
         "--values", "/tmp/v.yaml", "--wait", "--timeout", "300s", "--kubeconfig", "/k/config", "--kube-context", "kind-vck",
     ]
-    text = vi.commands_text(spec, "/k/config", None)
+    text = vi.commands_text(spec, spec.images, "./installer/helm/chart/volcano", "/k/config", None)
     assert text.splitlines()[0] == "kind load docker-image localhost:5001/me/vc-scheduler:dev-1 --name vck" and "helm upgrade --install" in text
 
 
-def test_manifests_get_the_users_images_and_the_scenarios_conf() -> None:
+def test_manifests_get_the_images_the_conf_and_the_kits_placement() -> None:
     upstream = """
 apiVersion: v1
 kind: ConfigMap
@@ -90,12 +100,38 @@ spec:
     spec:
       initContainers: [{name: init, image: busybox:1.36}]
       containers: [{name: x, image: registry.k8s.io/kube-state-metrics:v2}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: volcano-scheduler, namespace: volcano-system}
+spec:
+  template:
+    spec:
+      containers:
+      - name: volcano-scheduler
+        image: docker.io/volcanosh/vc-scheduler:v1.13.3
+        args: [--logtostderr, --leader-elect=false, -v=3, 2>&1]
 """
     spec = vi.parse("manifests", "file=volcano.yaml,images=localhost:5001/me,tag=dev-1")
-    out = vi.manifests(spec, vi.load_documents(upstream), CONF)
+    assert spec.images is not None
+    out = vi.manifests(spec, spec.images, vi.load_documents(upstream), CONF)
     assert yaml.safe_load(out[0]["data"][vi.CONF_KEY]) == CONF
     images = [c["image"] for obj in out[1:] for c in [*obj["spec"]["template"]["spec"].get("initContainers", []), *obj["spec"]["template"]["spec"]["containers"]]]
-    assert images == ["localhost:5001/me/vc-webhook-manager:dev-1", "localhost:5001/me/vc-webhook-manager:dev-1", "busybox:1.36", "registry.k8s.io/kube-state-metrics:v2"]
+    assert images == [
+        "localhost:5001/me/vc-webhook-manager:dev-1", "localhost:5001/me/vc-webhook-manager:dev-1", "busybox:1.36",
+        "registry.k8s.io/kube-state-metrics:v2", "localhost:5001/me/vc-scheduler:dev-1",
+    ]
+    scheduler = out[4]
+    # Recreate always (never two schedulers at once); no placement where every node is the kit's.
+    assert scheduler["spec"]["strategy"] == {"type": "Recreate"}
+    assert scheduler["spec"]["template"]["spec"]["containers"][0]["args"] == ["--logtostderr", "--leader-elect=false", "-v=3", "2>&1"]
+    assert all("affinity" not in obj["spec"]["template"]["spec"] for obj in out[1:])
+
+    beside = vi.manifests(spec, spec.images, vi.load_documents(upstream), CONF, ("type:kwok",))
+    assert beside[4]["spec"]["template"]["spec"]["containers"][0]["args"] == ["--logtostderr", "--leader-elect=false", "-v=3", "--node-selector=type:kwok", "2>&1"]
+    assert all(obj["spec"]["template"]["spec"]["affinity"] == vi.away_from_kit_nodes() for obj in beside[1:])
+    # Adapting twice changes nothing the second time.
+    assert not vi.adapt_scheduler(beside[4], ("type:kwok",))
 
 
 @pytest.mark.cluster
@@ -137,50 +173,27 @@ class Recorder:
             subprocess.run(list(argv), input=stdin, text=True, check=True, capture_output=True, timeout=120)
 
 
-def test_helm_install_runs_kind_load_then_helm_with_the_scenarios_conf() -> None:
+def test_installed_volcano_says_where_it_cannot_run() -> None:
     recorder = Recorder()
-    impl = vi.VolcanoInstalled(vi.parse("helm", HELM), frozenset({"plugin:gang"}), recorder)
-    cluster = base.ClusterHandle(name="vck", backend="kind", kubeconfig=pathlib.Path("/k/config"), context="kind-vck")
-    impl.ensure(cluster, CONF)
-    assert [c[:3] for c in recorder.commands] == [["kind", "load", "docker-image"]] * 3 + [["helm", "upgrade", "--install"]]
-    assert yaml.safe_load(recorder.values[0]["custom"]["scheduler_config_override"]) == CONF  # type: ignore[index]
-    impl.ensure(cluster, CONF)
-    assert len(recorder.commands) == 4, "the same conf on the same cluster changes nothing"
-    assert impl.name == "volcano-helm:dev-1" and impl.versions()["volcano"] == "dev-1"
-
-
-@pytest.mark.cluster
-def test_manifests_install_applies_with_kubectl_and_switches_confs(vck_api: kubernetes.client.ApiClient, vck_namespace: str, vck_cluster: base.ClusterHandle, tmp_path: pathlib.Path) -> None:
-    kubectl = install.cached(versions.component("kubectl"))
-    assert kubectl is not None, "the toolchain installs kubectl"
-    node = kubernetes.client.CoreV1Api(vck_api).list_node().items[0].metadata.name
-    docs = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "volcano-scheduler-configmap", "namespace": vck_namespace}, "data": {vi.CONF_KEY: "actions: allocate\n"}}]
-    for component, image in (("scheduler", "vc-scheduler"), ("controllers", "vc-controller-manager"), ("admission", "vc-webhook-manager")):
-        labels = {"app": f"volcano-{component}"}
-        docs.append({
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": f"volcano-{component}", "namespace": vck_namespace},
-            "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {"nodeName": node, "containers": [{"name": "main", "image": f"docker.io/volcanosh/{image}:v1.13.3"}]}}},
-        })
-    source = tmp_path / "volcano.yaml"
-    source.write_text(yaml.safe_dump_all(docs))
-    spec = dataclasses.replace(vi.parse("manifests", f"file={source},images=localhost:5001/me,tag=dev-1"), namespace=vck_namespace)
-    impl = vi.VolcanoInstalled(spec, frozenset(), Recorder(str(kubectl)), kubectl=str(kubectl))
-
-    impl.ensure(vck_cluster, CONF)
-    apps = kubernetes.client.AppsV1Api(vck_api)
-    assert apps.read_namespaced_deployment("volcano-scheduler", vck_namespace).spec.template.spec.containers[0].image == "localhost:5001/me/vc-scheduler:dev-1"
-    other = {**CONF, "actions": "allocate"}
-    impl.ensure(vck_cluster, other)
-    data = kubernetes.client.CoreV1Api(vck_api).read_namespaced_config_map("volcano-scheduler-configmap", vck_namespace).data
-    assert yaml.safe_load(data[vi.CONF_KEY]) == other
+    impl = vi.VolcanoInstalled(vi.parse("manifests", ""), frozenset(), recorder, kubectl="kubectl", kind="kind")
+    embedded = base.ClusterHandle(name="vck", backend="embedded", kubeconfig=pathlib.Path("/k/config"))
+    with pytest.raises(impl_base.ImplementationError, match=r"the embedded cluster has no kubelet: use --backend kind"):
+        impl.ensure(embedded, CONF)
+    existing = dataclasses.replace(embedded, backend="existing")
+    with pytest.raises(impl_base.ImplementationError, match=r"without images= the kit builds Volcano's images and loads them into a kind cluster; this cluster is not one"):
+        impl.ensure(existing, CONF)
+    assert recorder.commands == [], "nothing ran before the refusal"
+    assert impl.name == f"volcano-manifests:{versions.VOLCANO_VERSION}"
+    assert impl.versions()["source"] == f"the release's {vi.MANIFESTS_FILE}"
 
 
 def test_registry_builds_installed_volcano_and_explains_a_bad_value() -> None:
     impl = registry.implementation(f"volcano-helm:{HELM}")
     assert isinstance(impl, vi.VolcanoInstalled) and "plugin:gang" in impl.capabilities()
     assert "plugin:gpu-podaffinity" not in impl.capabilities()
-    with pytest.raises(impl_base.ImplementationError, match=r"volcano-manifests:file=x.*missing images, tag"):
-        registry.implementation("volcano-manifests:file=x")
+    assert isinstance(registry.implementation("volcano-manifests"), vi.VolcanoInstalled)
+    with pytest.raises(impl_base.ImplementationError, match=r"volcano-manifests:file=x,tag=dev.*'dev' is not one"):
+        registry.implementation("volcano-manifests:file=x,tag=dev")
 
 
 def test_run_command_reports_the_tools_own_words() -> None:

@@ -218,10 +218,14 @@ class EmbeddedBackend:
         """The names of every cluster with state under this backend's state folder."""
         if not self.state_root.is_dir():
             return []
-        return sorted(p.name for p in self.state_root.iterdir() if p.is_dir() and nodes._NAME.match(p.name))
+        return sorted(p.name for p in self.state_root.iterdir() if p.is_dir() and nodes._NAME.match(p.name) and p.name not in RESERVED_NAMES)
 
     def owner_of(self, cluster: str) -> owners.Owner | None:
         return owners.read(self.state_dir(cluster))
+
+
+# Folders of the state root that are not embedded clusters: the kind backend's (kind.KindBackend).
+RESERVED_NAMES = frozenset({"kind"})
 
 
 def _kwokctl() -> install.versions.Component:
@@ -231,3 +235,5 @@ def _kwokctl() -> install.versions.Component:
 def _check_name(cluster: str) -> None:
     if not nodes._NAME.match(cluster) or len(cluster) > 40:
         raise base.ClusterError(f"cluster name {cluster!r} should be a DNS-1123 label of at most 40 characters (lower case, digits, '-')")
+    if cluster in RESERVED_NAMES:
+        raise base.ClusterError(f"cluster name {cluster!r} is taken: the kind backend keeps its clusters' state in that folder")

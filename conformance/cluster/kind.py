@@ -35,6 +35,8 @@ from conformance.cluster import (
     kube,
     kwok_controller,
     nodes,
+    owners,
+    processes,
 )
 from conformance.toolchain import cache, install, versions
 
@@ -93,8 +95,12 @@ class KindBackend:
         workers: int = 0,
         tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
         engine: Callable[[Progress], docker.Engine] = docker.ensure,
+        owner: owners.Owner | None = None,
     ) -> None:
         self.state_root = state_root or cache.state_dir() / "kind"
+        # The process a cluster this backend creates belongs to (recorded in its state folder, so
+        # `vck cluster prune` deletes it once that process is gone; see owners.py).
+        self.owner = owner
         self.progress = progress
         self.node_image = node_image
         self.workers = workers
@@ -134,6 +140,20 @@ class KindBackend:
     def clusters(self) -> list[str]:
         return [line.strip() for line in self._run(["get", "clusters"], timeout=60).stdout.splitlines() if line.strip()]
 
+    def kit_clusters(self) -> list[str]:
+        """The kind clusters with the kit's state here (created by it, or reused), whether or not
+        kind still runs them: what `vck cluster list` shows and `prune` may delete."""
+        if not self.state_root.is_dir():
+            return []
+        return sorted(p.name for p in self.state_root.iterdir() if p.is_dir())
+
+    def owner_of(self, cluster: str) -> owners.Owner | None:
+        return owners.read(self.state_dir(cluster))
+
+    def processes(self, cluster: str) -> list[processes.Process]:
+        """The kit's processes for this cluster on this machine (its kwok controller)."""
+        return processes.under(self.state_dir(cluster))
+
     # --- protocol ---------------------------------------------------------------------------------
     def up(self, cluster: str, groups: Sequence[nodes.NodeGroup]) -> base.ClusterHandle:
         engine = self.engine()
@@ -148,6 +168,8 @@ class KindBackend:
         image = kind_image.ensure(engine, self.node_image, self.progress)
         static_cni = kind_image.is_static_cni(engine, image)
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.owner is not None:
+            owners.record(state, self.owner)
         config = state / "kind-config.yaml"
         config.write_text(yaml.safe_dump(config_for(self.workers, image, static_cni), sort_keys=False))
         started = time.monotonic()

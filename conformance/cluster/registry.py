@@ -18,7 +18,8 @@ def backend(
     kind_workers: int = 0,
     host_address: str | None = None,
 ) -> base.ClusterBackend:
-    """`owner`: the process an embedded cluster belongs to (removed with it; see owners.py);
+    """`owner`: the process a cluster the kit creates belongs to (embedded, kind: removed with it;
+    see owners.py);
     `progress`: where lines about a slow start go (default: stderr); `kind_workers`: real kind
     workers beside the control plane; `host_address`: this machine's address as an existing
     cluster's API server reaches it (default: the address it is reached from)."""
@@ -26,7 +27,7 @@ def backend(
     if name == "embedded":
         return embedded.EmbeddedBackend(owner=owner, **said)
     if name == "kind":
-        return kind.KindBackend(workers=kind_workers, **said)
+        return kind.KindBackend(workers=kind_workers, owner=owner, **said)
     if name == "existing":
         return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, **said)
     raise base.ClusterError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")

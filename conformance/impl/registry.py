@@ -6,8 +6,9 @@
     reference:scheduler-chaos=SEED  the same for its scheduler, also killed right after a gang's first bind
     preinstalled:PATH            already running; claims read from the capabilities file PATH
     volcano[:VERSION]            real Volcano (default the pinned v1.13 release), built from Go modules
-    volcano-helm:chart=C,images=R,tag=T[,kind-cluster=N]     Volcano from the user's chart and images (kind, existing)
-    volcano-manifests:file=F,images=R,tag=T[,kind-cluster=N] the same from a manifests file
+    volcano-manifests[:file=F,images=R,tag=T,kind-cluster=N]  Volcano installed in the cluster from its manifests
+                                 (kind, existing; each part defaults to the pinned release's own, images built here on kind)
+    volcano-helm[:chart=C,images=R,tag=T,kind-cluster=N]      the same from its helm chart
 """
 
 from __future__ import annotations

@@ -1,0 +1,98 @@
+"""Volcano's three images, built here when no registry serves them: for `volcano-manifests` and
+`volcano-helm` on a kind cluster where the user names no images.
+
+Volcano's own Dockerfiles (installer/dockerfile/*/Dockerfile in the module) compile each binary
+in a golang image and copy it onto alpine; the webhook manager's image also carries openssl,
+kubectl and installer/dockerfile/webhook-manager/gen-admission-secret.sh, which the chart's
+admission-init Job runs to make the webhook's certificate. The kit builds the same shapes without
+a registry: the binaries the `volcano` adapter builds from the Go module (or VCK_VOLCANO_BIN),
+on a Debian root filesystem (mmdebstrap, as kind's node image), the toolchain's kubectl, and the
+script read from the same module. The script is written for alpine's shell (`[[`, `function`),
+so `/bin/sh` is bash in these images.
+
+Images are tagged by what they are made of (the binaries' and the script's digests), under
+`vck.local/volcanosh`, so a user's real `docker.io/volcanosh` images are never shadowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import pathlib
+import shutil
+import tempfile
+from typing import Callable
+
+from conformance.cluster import docker, kind_image
+from conformance.toolchain import install, versions, volcano_resolve
+
+Progress = Callable[[str], None]
+PREFIX = "vck.local/volcanosh"
+ROOTFS = "vck/volcano-rootfs"
+ROOTFS_PACKAGES = ("openssl", "ca-certificates")
+# Upstream: installer/dockerfile/webhook-manager/gen-admission-secret.sh
+SECRET_SCRIPT = "installer/dockerfile/webhook-manager/gen-admission-secret.sh"
+# Component image name -> the binary it runs (upstream: each Dockerfile's ENTRYPOINT).
+BINARY_OF = {"vc-scheduler": "vc-scheduler", "vc-controller-manager": "vc-controller-manager", "vc-webhook-manager": "vc-webhook-manager"}
+DOCKERFILE = """\
+FROM {base}
+COPY {binary} /{binary}
+{extra}WORKDIR /
+ENTRYPOINT ["/{binary}"]
+"""
+# The webhook manager's extras: kubectl and the certificate script, run by the admission-init Job
+# as `./gen-admission-secret.sh` from `/`.
+WEBHOOK_EXTRA = """\
+COPY kubectl /usr/local/bin/kubectl
+COPY gen-admission-secret.sh /gen-admission-secret.sh
+RUN chmod 0755 /usr/local/bin/kubectl /gen-admission-secret.sh /{binary} && ln -sf bash /bin/sh
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltImages:
+    prefix: str
+    tag: str
+
+    def ref(self, image_name: str) -> str:
+        return f"{self.prefix}/{image_name}:{self.tag}"
+
+
+def _digest(paths: list[pathlib.Path], *parts: object) -> str:
+    digest = hashlib.sha256(repr(parts).encode())
+    for path in paths:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _kubectl(progress: Progress) -> pathlib.Path:
+    resolved = install.install_components([versions.component("kubectl")], progress=progress)
+    return resolved["kubectl"].path
+
+
+def build(engine: docker.Engine, version: str, progress: Progress) -> BuiltImages:
+    """The three images for Volcano `version` (built when missing); returns where they are."""
+    binaries = volcano_resolve.binaries(version, progress=progress)
+    script = volcano_resolve.source_dir(version, progress) / SECRET_SCRIPT
+    kubectl = _kubectl(progress)
+    recipe = (DOCKERFILE, WEBHOOK_EXTRA, ROOTFS_PACKAGES, kind_image.SUITE)
+    tag = f"{version}-{_digest([*(binaries[b] for b in BINARY_OF.values()), script, kubectl], recipe)}"
+    built = BuiltImages(PREFIX, tag)
+    missing = [name for name in BINARY_OF if not engine.has_image(built.ref(name))]
+    if not missing:
+        return built
+    base = kind_image.rootfs(engine, ROOTFS, ROOTFS_PACKAGES, progress)
+    for name in missing:
+        binary = BINARY_OF[name]
+        progress(f"volcano: image {built.ref(name)}")
+        with tempfile.TemporaryDirectory(prefix="vck-volcano-image-") as tmp:
+            context = pathlib.Path(tmp)
+            shutil.copy2(binaries[binary], context / binary)
+            extra = ""
+            if name == "vc-webhook-manager":
+                shutil.copy2(kubectl, context / "kubectl")
+                shutil.copy2(script, context / "gen-admission-secret.sh")
+                extra = WEBHOOK_EXTRA.format(binary=binary)
+            (context / "Dockerfile").write_text(DOCKERFILE.format(base=base, binary=binary, extra=extra))
+            engine.run(["build", "-q", "-t", built.ref(name), str(context)], timeout=1800)
+    return built

@@ -1,0 +1,75 @@
+"""The pytest plugin (conformance.pytest_plugin) in-process with pytester: what it collects as a
+scenario, how it refuses bad files and options, and a scenario run to its report."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conformance.toolchain import cache
+from tests import suite_runs
+
+# pytester points HOME at its own folder, where the toolchain's cache would be empty: the inner
+# run is given this one (read now, before any test changes HOME).
+TOOLCHAIN_CACHE = cache.cache_dir()
+
+SCENARIO = suite_runs.REPO / "scenarios" / "admission" / "duplicate-task-name.yaml"
+GANG = suite_runs.REPO / "scenarios" / "gang" / "no-partial-gang.yaml"
+PLAIN = ("-p", "no:cacheprovider", "-p", "no:xdist")
+
+
+def test_yaml_under_a_scenarios_folder_is_collected_as_one_item_per_file(pytester: pytest.Pytester) -> None:
+    for src, suite in ((SCENARIO, "admission"), (GANG, "gang")):
+        folder = pytester.path / "scenarios" / suite
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, folder / src.name)
+    (pytester.path / "other").mkdir()
+    shutil.copy(GANG, pytester.path / "other" / "not-a-scenario.yaml")  # outside any scenarios folder
+    result = pytester.runpytest_inprocess("--collect-only", "-q", *PLAIN)
+    result.assert_outcomes()
+    ids = sorted(line.split("::")[-1] for line in result.outlines if "::" in line)
+    assert ids == ["admission-duplicate-task-name", "gang-no-partial-gang"], result.outlines
+
+
+def test_vck_scenarios_collects_any_folder_and_only_it(pytester: pytest.Pytester) -> None:
+    mine = pytester.path / "my-suites" / "checks"
+    mine.mkdir(parents=True)
+    shutil.copy(SCENARIO, mine / "dup.yaml")
+    (pytester.path / "scenarios" / "gang").mkdir(parents=True)
+    shutil.copy(GANG, pytester.path / "scenarios" / "gang" / GANG.name)
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "--vck-scenarios", str(pytester.path / "my-suites"), *PLAIN)
+    assert [line.split("::")[-1] for line in result.outlines if "::" in line] == ["admission-duplicate-task-name"], result.outlines
+
+
+def test_a_bad_file_is_a_collection_error_that_names_the_problem(pytester: pytest.Pytester) -> None:
+    folder = pytester.path / "scenarios" / "gang"
+    folder.mkdir(parents=True)
+    (folder / "broken.yaml").write_text("id: gang-broken\nsuite: gang\ntitle: x\nlevel: OFTEN\n")
+    result = pytester.runpytest_inprocess("--collect-only", "-q", *PLAIN)
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # collection errors stop the session
+    text = result.stdout.str()
+    assert "ERROR collecting" in text and "broken.yaml" in text and "level" in text, text
+
+
+def test_bad_options_are_usage_errors(pytester: pytest.Pytester) -> None:
+    (pytester.path / "scenarios" / "admission").mkdir(parents=True)
+    shutil.copy(SCENARIO, pytester.path / "scenarios" / "admission" / SCENARIO.name)
+    result = pytester.runpytest_inprocess("--vck-time-scale", "0", *PLAIN)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "time scale 0.0: must be greater than 0" in result.stderr.str()
+
+
+@pytest.mark.cluster
+def test_a_scenario_runs_and_its_report_is_written(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(TOOLCHAIN_CACHE))
+    (pytester.path / "scenarios" / "admission").mkdir(parents=True)
+    shutil.copy(SCENARIO, pytester.path / "scenarios" / "admission" / SCENARIO.name)
+    reports = pytester.path / "reports"
+    result = pytester.runpytest_inprocess("--vck-report-dir", str(reports), "--vck-run-id", "r1", "--vck-progress", "--vck-cluster-name", "vck-pytester", *PLAIN)
+    result.assert_outcomes(passed=1)
+    assert any("[1/1" in line and "PASSED" in line and "admission-duplicate-task-name" in line for line in result.outlines), result.outlines
+    report = json.loads((reports / "r1" / "report.json").read_text())
+    assert [(s["id"], s["status"]) for s in report["scenarios"]] == [("admission-duplicate-task-name", "passed")]
+    assert (reports / "r1" / "junit.xml").is_file() and (reports / "latest").exists()

@@ -15,7 +15,7 @@ import threading
 import time
 
 from reference_scheduler.controllers import podgroup, queue
-from reference_scheduler.controllers.job import controller
+from reference_scheduler.controllers.job import controller, features
 from reference_scheduler.kube import client, signals
 
 log = logging.getLogger("reference_scheduler.controllers")
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     disabled = {x.strip() for x in args.disable.split(",") if x.strip()}
     stop = threading.Event()
     api = client.api_client(args.kubeconfig)
-    jobs = controller.JobController(api, controller.Features.without(disabled))
+    jobs = controller.JobController(api, features.Features.without(disabled))
     # Wake the loop too, so a stop does not wait for the next resync.
     signals.set_events_on((signal.SIGTERM, signal.SIGINT), stop, jobs.changed)
     queues = queue.QueueController(api, jobs.changed, jobs.podgroups, jobs.commands)

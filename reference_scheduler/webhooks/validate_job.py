@@ -11,7 +11,7 @@ import re
 from typing import Any, Callable, Mapping, Sequence
 
 from reference_scheduler.controllers.job import policies
-from reference_scheduler.controllers.job.plugins import builtin
+from reference_scheduler.controllers.job.plugins import factory, mpi, ray
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -125,13 +125,13 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
     names = {t.get("name") for t in tasks}
     for plugin, role_flags in (("mpi", (("master", "master"), ("worker", "worker"))),):
         if plugin in plugins:
-            flags = builtin.Mpi(plugin, list(plugins[plugin] or [])).flags
+            flags = mpi.Mpi(plugin, list(plugins[plugin] or [])).flags
             for flag, label in role_flags:
                 if getattr(flags, flag) not in names:
                     return f"The specified mpi {label} task was not found"
     if head_task_required and "ray" in plugins:
         # SHOULD (upstream proposal volcano-sh/volcano PR 5659): refuse a ray job without its head.
-        head = builtin.Ray("ray", list(plugins["ray"] or [])).flags.head
+        head = ray.Ray("ray", list(plugins["ray"] or [])).flags.head
         if head not in names:
             return f"the ray plugin needs a head task named {head!r}; job {name} has none"
     msg = ""
@@ -170,7 +170,7 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
     if err:
         msg += err + _valid_lists()
     for plugin in plugins:
-        if plugin not in builtin.KNOWN:
+        if plugin not in factory.KNOWN:
             msg += f" unable to find job plugin: {plugin};"
     err = volume_errors(spec.get("volumes") or [])
     if err:

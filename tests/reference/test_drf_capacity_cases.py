@@ -1,7 +1,7 @@
 """In-memory cases for the drf plugin (job order by dominant share, the preemption share rule,
 hierarchical DRF over queue paths) and the capacity plugin (deserved, capability, reclaim down to
 deserved, closed queues, enqueue, the queue tree of spec.parent), in the table of
-test_scheduler_cases.py (same Case, same helpers, same check), kept here so that file stays small.
+test_scheduler_cases.py (same Case, helpers and check, from scheduler_harness.py), kept here so that file stays small.
 A case may also say how many pods each PodGroup gets and which events must be recorded.
 
 Upstream: pkg/scheduler/plugins/drf/drf.go, pkg/scheduler/plugins/capacity/capacity.go.
@@ -19,8 +19,8 @@ import pytest
 from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
-from tests.reference import test_scheduler_cases as base
-from tests.reference.test_scheduler_cases import node, pod, podgroup, queue
+from tests.reference import scheduler_harness as harness
+from tests.reference.scheduler_harness import node, pod, podgroup, queue
 
 DRF_ALLOCATE_CONF = """
 actions: "allocate"
@@ -57,7 +57,7 @@ HIERARCHY_CAPACITY_CONF = CAPACITY_CONF.replace("{name: capacity}", "{name: capa
 
 
 @dataclasses.dataclass
-class Case(base.Case):
+class Case(harness.Case):
     # binds per PodGroup (where the split matters, not the nodes)
     per_job: dict[str, int] | None = None
     # (object name, reason, message) events that must have been recorded
@@ -272,10 +272,10 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_scheduling_cycle(case: Case) -> None:
-    base.test_scheduling_cycle(case)
+    harness.run_case(case)
     if case.per_job is None and not case.events:
         return
-    cache = base.FakeCache(case.nodes, case.pods, case.podgroups, case.queues, base.PRIORITY_CLASSES)
+    cache = harness.FakeCache(case.nodes, case.pods, case.podgroups, case.queues, harness.PRIORITY_CLASSES)
     framework.run_cycle(cache, conf.parse(case.conf))
     if case.per_job is not None:
         groups = {p["metadata"]["name"]: p["metadata"]["annotations"][job_info.GROUP_NAME_ANNOTATION] for p in case.pods}
@@ -294,7 +294,7 @@ def test_the_hierarchy_split_does_not_depend_on_creation_order() -> None:
         for objects, order in ((queues, queue_order), (podgroups, job_order)):
             for obj, second in zip(objects, order, strict=True):
                 obj["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:0{second}Z"
-        cache = base.FakeCache(case.nodes, case.pods, podgroups, queues, [])
+        cache = harness.FakeCache(case.nodes, case.pods, podgroups, queues, [])
         framework.run_cycle(cache, conf.parse(case.conf))
         bound = {group: sum(1 for name in cache.binds if name.startswith(f"{group}-")) for group in ("sci", "dev", "prod")}
         assert bound == case.per_job, (queue_order, job_order, bound)

@@ -16,7 +16,7 @@ from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import gpu_podaffinity, gpu_podaffinity_units
-from tests.reference.test_scheduler_cases import (
+from tests.reference.scheduler_harness import (
     PRIORITY_CLASSES,
     FakeCache,
     node,

@@ -18,8 +18,8 @@ from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.api import hyper_node_info, job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import network_topology_aware
-from tests.reference import test_scheduler_cases as base
-from tests.reference.test_scheduler_cases import node, pod, podgroup
+from tests.reference import scheduler_harness as harness
+from tests.reference.scheduler_harness import node, pod, podgroup
 
 CONF = """
 actions: "allocate"
@@ -70,11 +70,11 @@ def job_pods(group: str, count: int, cpu: str = "3") -> list[dict[str, Any]]:
     return [pod(f"{group}-{i}", group, cpu) for i in range(count)]
 
 
-class HyperNodeCache(base.FakeCache):
+class HyperNodeCache(harness.FakeCache):
     """FakeCache with HyperNode objects and the annotations the cycle writes."""
 
     def __init__(self, case: Case) -> None:
-        super().__init__(case.nodes, case.pods, case.podgroups, [base.queue()], base.PRIORITY_CLASSES)
+        super().__init__(case.nodes, case.pods, case.podgroups, [harness.queue()], harness.PRIORITY_CLASSES)
         self.hypernodes = _Objects(case.hypernodes)  # type: ignore[assignment]
         self.annotations: dict[str, dict[str, str]] = {}
 
@@ -220,7 +220,7 @@ CASES = [
 def test_hypernode_cycle(case: Case) -> None:
     cache = HyperNodeCache(case)
     if any(pg["spec"].get("queue") == "other" for pg in case.podgroups):
-        cache.queues = _Objects([base.queue(), base.queue("other")])  # type: ignore[assignment]
+        cache.queues = _Objects([harness.queue(), harness.queue("other")])  # type: ignore[assignment]
     framework.run_cycle(cache, conf.parse(case.conf))
     assert cache.binds == case.binds
     assert {pg: a[ANNOTATION] for pg, a in cache.annotations.items()} == case.recorded

@@ -11,7 +11,7 @@ import pytest
 
 from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.framework import framework
-from tests.reference.test_scheduler_cases import (
+from tests.reference.scheduler_harness import (
     PRIORITY_CLASSES,
     Case,
     FakeCache,

@@ -1,5 +1,5 @@
 """In-memory cases for the sla and task-topology plugins and the backfill action, in the table of
-test_scheduler_cases.py (same Case, same helpers, same check), kept here so that file stays small.
+test_scheduler_cases.py (same Case, helpers and check, from scheduler_harness.py), kept here so that file stays small.
 
 Waiting times are measured from PodGroups created long ago, against either a short time (long
 past) or a century (never past), so no case depends on the clock."""
@@ -14,8 +14,8 @@ import pytest
 
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.plugins import sla
-from tests.reference import test_scheduler_cases as base
-from tests.reference.test_scheduler_cases import Case, node, pod, podgroup
+from tests.reference import scheduler_harness as harness
+from tests.reference.scheduler_harness import Case, node, pod, podgroup
 
 CENTURY = "876000h"
 SLA_ENQUEUE_CONF = """
@@ -38,7 +38,7 @@ tiers:
 - plugins: [{name: predicates}, {name: task-topology}]
 """
 NO_TOPOLOGY_CONF = TOPOLOGY_CONF.replace(", {name: task-topology}", "")
-NO_BACKFILL_CONF = base.GANG_CONF.replace("enqueue, allocate, backfill", "enqueue, allocate")
+NO_BACKFILL_CONF = harness.GANG_CONF.replace("enqueue, allocate, backfill", "enqueue, allocate")
 
 
 def annotated(pg: dict[str, Any], annotations: dict[str, str], created: str | None = None) -> dict[str, Any]:
@@ -230,7 +230,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_scheduling_cycle(case: Case) -> None:
-    base.test_scheduling_cycle(case)
+    harness.run_case(case)
 
 
 @pytest.mark.parametrize(
@@ -260,7 +260,7 @@ def test_an_overdue_job_is_voted_pipelined_and_enqueueable() -> None:
 
     groups = [annotated(podgroup("late", 2), {"sla-waiting-time": "1m"}), annotated(podgroup("early", 2), {"sla-waiting-time": CENTURY})]
     pods = [pod("late-0", "late"), pod("late-1", "late"), pod("early-0", "early"), pod("early-1", "early")]
-    cache = base.FakeCache([node("n0")], pods, groups, [base.queue()])
+    cache = harness.FakeCache([node("n0")], pods, groups, [harness.queue()])
     ssn = framework.open_session(cache, conf.parse("actions: allocate\ntiers:\n- plugins: [{name: sla}]\n- plugins: [{name: gang}]\n"))
     late, early = ssn.jobs["ns/late"], ssn.jobs["ns/early"]
     assert session_plugins.job_pipelined(ssn, late) and session_plugins.job_enqueueable(ssn, late)
@@ -275,7 +275,7 @@ def test_task_topology_batch_score_covers_every_node_at_once() -> None:
     from reference_scheduler.scheduler.framework import framework
 
     pods = [task_pod("j-ps-0", "j", "ps"), task_pod("j-worker-0", "j", "worker"), task_pod("j-worker-1", "j", "worker")]
-    cache = base.FakeCache([node("alpha", "2"), node("omega", "4"), node("tiny", "500m")], pods, [topology("j", 3, affinity="ps,worker")], [base.queue()])
+    cache = harness.FakeCache([node("alpha", "2"), node("omega", "4"), node("tiny", "500m")], pods, [topology("j", 3, affinity="ps,worker")], [harness.queue()])
     ssn = framework.open_session(cache, conf.parse(TOPOLOGY_CONF))
     plugin = ssn.plugins["task-topology"]
     ps = next(t for t in ssn.jobs["ns/j"].tasks.values() if t.role == "ps")

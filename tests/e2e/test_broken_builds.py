@@ -1,0 +1,114 @@
+"""Every suite fails against a reference with the feature it tests switched off.
+
+A broken build is `reference:broken=FEATURE`: the named scheduler plugins or actions are taken out
+of every conf it is given, or the named controller feature or webhook check is switched off,
+while it still claims them. Each scenario that depends on the feature must then fail, with a
+reason and every failed check saying what was expected and what was observed.
+
+The builds run in-process on one cluster per xdist worker (`broken_context`), one feature at a
+time with every selection that depends on it: switching the feature restarts only the process it
+concerns. The same path `vck run --impl reference:broken=...` takes through the CLI is proven by
+tests/e2e/test_gang_suite.py.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from conformance import results
+from conformance.report import score
+from conformance.runner import context, scenario_run
+from conformance.scenario import loader, models
+from tests import suite_runs
+
+pytestmark = pytest.mark.cluster
+
+# (suite, what is switched off, the scenarios that depend on it as "a or b or c" (substrings of
+# their ids), how many those are: a renamed scenario cannot silently drop out)
+BROKEN = [
+    # the job controller, the webhook and the PodGroup controller
+    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability", 5),
+    ("admission", "defaults", "default-", 5),
+    ("lifecycle", "policies", "podfailed-restartjob or podevicted-abortjob or taskcompleted-completejob or exitcode-abortjob", 5),
+    ("retry", "ttl", "ttl-deletes", 2),
+    ("retry", "policies", "max-retry", 2),
+    ("dependson", "dependson", "seed003 or chain or iteration-all", 3),
+    ("elastic", "elastic", "scale-down or min-available-updates or svc-hosts", 3),
+    ("suspend", "commands", "abort-command or resume-command or terminate-command", 3),
+    ("queue-state", "queue", "close-empty or closing-parent", 2),
+    ("plugins", "job-plugins", "env-task-index or svc-headless or mpi-master or ray-worker-joins", 4),
+    ("native", "podgroup", "k8s-job or deployment or plain-pod", 3),
+    # the scheduler's actions and plugins
+    ("queue", "proportion", "weights or capability-caps-queue or guarantee or overused-queue or closed-queue", 5),
+    ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods or pod-affinity or pod-anti-affinity or host-ports", 8),
+    ("enqueue", "overcommit", "default-factor or too-big", 2),
+    ("preempt", "preempt", "by-priority or down-to-min or across-queues", 3),
+    ("preempt", "gang", "not-below-min-available", 1),
+    ("reclaim", "reclaim", "from-overused or weights", 2),
+    ("reclaim", "capacity", "capacity-down-to-deserved or capacity-capability or capacity-only-from", 3),
+    ("queue", "capacity", "capacity-hierarchy", 1),
+    ("drf", "drf", "smaller-dominant-share or preempt-until-shares or shares-would-invert or hierarchy-shares", 4),
+    ("elastic-sharing", "preempt", "inference", 1),
+    ("binpack", "binpack", "fuller or weights", 2),
+    ("gang", "gang", "best-effort-members-wait or no-partial-gang", 2),
+    ("gang", "backfill", "best-effort-members-complete", 1),
+    ("gang", "allocate", "full-occupancy", 1),
+    ("backfill", "backfill", "pods-placed or beside-pending", 2),
+    ("sla", "sla", "permits-enqueue or global or earlier-deadline or higher-priority", 4),
+    ("task-topology", "task-topology", "same-node or spreads or between-kinds or task-order", 4),
+    ("nodeorder", "nodeorder", "least-requested or preferred-node-affinity", 2),
+    ("devices", "allocate", "gpu-request-runs or exhausted-gpus or unhealthy-gpus or vendor-resource-names", 4),
+    # Hard confinement lives in allocate upstream, so only the soft scenarios depend on the plugin;
+    # the hard ones fail when the job controller no longer hands the Job's networkTopology on.
+    ("hypernode", "network-topology-aware", "soft-keeps-pods-together or soft-prefers-the-nearer", 2),
+    ("hypernode", "network-topology", "hard", 5),
+    ("numa", "numa-aware", "needs-one-numa-node or refuses-split-cpus or prefers-fewer-numa-nodes or must-match-the-node or follows-the-node or only-guaranteed", 6),
+    ("gpu-aware", "gpu-aware", "exact-fit or fewer-fragmented or loss-weight or weight-against", 4),
+    ("gpu-podaffinity", "gpu-podaffinity", "seed-example or no-supernode or atomic or invalid-group", 5),
+    ("operators", "gpu-podaffinity", "units", 2),
+    ("operators", "gang", "gang", 4),
+]
+# The features with the most scenarios first (the longest tests first, see tests/conftest.py).
+FEATURES = sorted({feature for _, feature, _, _ in BROKEN}, key=lambda f: (-sum(count for _, g, _, count in BROKEN if g == f), f))
+
+
+def select(scenarios: list[models.Scenario], suite: str, selection: str) -> list[models.Scenario]:
+    """The suite's scenarios whose id contains any term of "a or b or c" (as `vck run -k` picks)."""
+    terms = [t.strip() for t in selection.split(" or ")]
+    return [sc for sc in scenarios if sc.suite == suite and any(t in sc.id for t in terms)]
+
+
+@pytest.fixture(scope="module")
+def scenarios() -> list[models.Scenario]:
+    found, problems = loader.load_tree([suite_runs.REPO / "scenarios"])
+    assert not [p for p in problems if p.is_error], problems
+    return found
+
+
+@pytest.mark.parametrize("feature", FEATURES, ids=[f"without-{f}" for f in FEATURES])
+def test_suites_fail_without_their_feature(broken_context: context.RunContext, scenarios: list[models.Scenario], feature: str) -> None:
+    rows = [(suite, selection, count) for suite, f, selection, count in BROKEN if f == feature]
+    chosen: dict[str, list[models.Scenario]] = collections.defaultdict(list)
+    for suite, selection, count in rows:
+        picked = select(scenarios, suite, selection)
+        assert len(picked) == count, f"{suite}: the selection {selection!r} picked {sorted(sc.id for sc in picked)}"
+        chosen[f"{suite}: {selection}"] += picked
+    implementation = broken_context.implementation
+    implementation.broken = (feature,)  # type: ignore[attr-defined]
+    # Judging stops at the first failed check: one is all the proof needs, the other windows
+    # would only be waited out.
+    outcome: dict[str, list[results.ScenarioResult]] = {row: [scenario_run.run(sc, broken_context, first_failure=True) for sc in picked] for row, picked in chosen.items()}
+    every = [r for rs in outcome.values() for r in rs]
+    failed_to_fail = {row: [(r.id, r.status.value, r.reason) for r in rs if r.status is not results.Status.FAILED] for row, rs in outcome.items()}
+    assert not any(failed_to_fail.values()), f"with {feature} off these should all fail: {dict((k, v) for k, v in failed_to_fail.items() if v)}"
+    # As `vck run` would report it: not certified.
+    assert not score.certified(results.RunResult(_metadata(f"reference:broken={feature}"), tuple(every)))
+    for result in every:
+        bad = [c for c in result.checks if not c.passed]
+        assert result.reason and all(c.expected and c.observed for c in bad), result
+
+
+def _metadata(implementation: str) -> results.RunMetadata:
+    return results.RunMetadata(run_id="broken", implementation=implementation, backend="embedded", versions={}, started_at="", wall_time_s=0.0, time_scale=float(suite_runs.BROKEN_TIME_SCALE), command="")

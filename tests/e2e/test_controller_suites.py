@@ -1,0 +1,80 @@
+"""The lifecycle suite ends the same way when the job controller is killed and restarted at random
+moments as in the undisturbed full run (tests/full_run.py). That the job-controller suites pass on
+the reference is tests/e2e/test_reference_run.py; that each fails without its feature,
+tests/e2e/test_broken_builds.py."""
+
+from __future__ import annotations
+
+import collections
+import pathlib
+from typing import Any
+
+import pytest
+
+from tests import full_run
+from tests.suite_runs import explain, replicas_by_job, vck_run, verdicts, worker_logs
+
+pytestmark = pytest.mark.cluster
+# Evictions are edge events (a pod's deletion): one that happens while the controller is down is
+# not seen, in Volcano as in the reference, so those scenarios are left out of the chaos run.
+CHAOS_LEFT_OUT = ("podevicted", "any-event")
+CHAOS_SELECTION = " and ".join(f"not {word}" for word in CHAOS_LEFT_OUT)
+
+
+def final_job_phases(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per scenario, each Job's last phase in the timeline (None once deleted)."""
+    out: dict[str, dict[str, Any]] = {}
+    for scenario in report["scenarios"]:
+        jobs: dict[str, Any] = {}
+        for entry in scenario["timeline"]:
+            if entry["kind"] == "Job":
+                jobs[entry["name"]] = None if entry["event"] == "DELETED" else entry["summary"].get("phase")
+        out[scenario["id"]] = jobs
+    return out
+
+
+def most_live_pods(scenario: dict[str, Any]) -> dict[str, int]:
+    """The largest number of pods of each job that existed at once."""
+    live: dict[str, set[str]] = collections.defaultdict(set)
+    most: dict[str, int] = collections.defaultdict(int)
+    for entry in scenario["timeline"]:
+        if entry["kind"] != "Pod":
+            continue
+        job = entry["name"].rsplit("-", 2)[0]
+        if entry["event"] == "DELETED":
+            live[job].discard(entry["name"])
+        else:
+            live[job].add(entry["name"])
+        most[job] = max(most[job], len(live[job]))
+    return most
+
+
+def calm_run(reference_run: full_run.FullRun) -> dict[str, Any]:
+    """The undisturbed run's lifecycle scenarios that the chaos run selects."""
+    assert reference_run.report is not None, reference_run.stderr[-3000:]
+    kept = [s for s in reference_run.report["scenarios"] if s["suite"] == "lifecycle" and not any(word in s["id"] for word in CHAOS_LEFT_OUT)]
+    return {**reference_run.report, "scenarios": kept}
+
+
+def test_lifecycle_survives_controller_restarts(tmp_path: pathlib.Path, request: pytest.FixtureRequest) -> None:
+    logs = tmp_path / "chaos-logs"
+    # Two workers, each with its own cluster and its own controller under chaos.
+    proc, chaos = vck_run(tmp_path / "chaos", "--suite", "lifecycle", "-k", CHAOS_SELECTION, "--impl", "reference:chaos=11", "--jobs", "2", env={"VCK_REFERENCE_WORKDIR": str(logs)})
+    kills = worker_logs(logs, "controller.log").count("chaos: killed")
+    assert kills >= 5, f"the controller was killed only {kills} times"
+    assert set(verdicts(chaos).values()) == {"passed"}, explain(chaos)
+    assert proc.returncode == 0
+    # Asked for only now: the chaos run does not wait for the shared full run another worker
+    # may be doing.
+    calm = calm_run(request.getfixturevalue("reference_run"))
+    assert sorted(verdicts(calm)) == sorted(verdicts(chaos)), "the chaos run and the undisturbed run judged different scenarios"
+    # Every job ends in the phase the undisturbed run ended in.
+    calm_phases, chaos_phases = final_job_phases(calm), final_job_phases(chaos)
+    differing = {k: (calm_phases[k], chaos_phases.get(k)) for k in calm_phases if calm_phases[k] != chaos_phases.get(k)}
+    assert not differing, f"final phases differ from the undisturbed run: {differing}"
+    # A restart never duplicates a pod: no job ever had more pods at once than its replicas.
+    for scenario in chaos["scenarios"]:
+        replicas = replicas_by_job(scenario["id"])
+        for job, most in most_live_pods(scenario).items():
+            if job in replicas:
+                assert most <= replicas[job], f"{scenario['id']}: job {job} had {most} pods at once, replicas {replicas[job]}"

@@ -1,0 +1,57 @@
+"""The gang, preempt and reclaim suites converge when the scheduler is killed in the middle of
+binding a gang. That the scheduler suites pass on the reference is tests/e2e/test_reference_run.py;
+that each fails without its action or plugin, tests/e2e/test_broken_builds.py."""
+
+from __future__ import annotations
+
+import collections
+import pathlib
+from typing import Any
+
+import pytest
+
+from tests.suite_runs import (
+    explain,
+    replicas_by_job,
+    vck_run,
+    verdicts,
+    volcano_jobs,
+    worker_logs,
+)
+
+pytestmark = pytest.mark.cluster
+
+
+def min_available_by_job(scenario_id: str) -> dict[str, int]:
+    replicas = replicas_by_job(scenario_id)
+    return {name: int(job["spec"].get("minAvailable", replicas[name])) for name, job in volcano_jobs(scenario_id).items()}
+
+
+def final_bound_pods(scenario: dict[str, Any]) -> dict[str, int]:
+    """Per job, how many of its pods were bound to a node when the scenario ended."""
+    last: dict[str, dict[str, Any] | None] = {}
+    for entry in scenario["timeline"]:
+        if entry["kind"] == "Pod":
+            last[entry["name"]] = None if entry["event"] == "DELETED" else entry["summary"]
+    bound: dict[str, int] = collections.Counter()
+    for name, summary in last.items():
+        if summary is not None and summary.get("node"):
+            bound[name.rsplit("-", 2)[0]] += 1
+    return bound
+
+
+def test_gangs_converge_when_the_scheduler_is_killed_mid_gang(tmp_path: pathlib.Path) -> None:
+    logs = tmp_path / "logs"
+    # Two workers, each with its own cluster and its own scheduler under chaos.
+    proc, report = vck_run(tmp_path, "--suite", "gang,preempt,reclaim", "--impl", "reference:scheduler-chaos=5", "--jobs", "2", env={"VCK_REFERENCE_WORKDIR": str(logs)})
+    log = worker_logs(logs, "scheduler.log")
+    mid_gang = log.count("its output matched --kill-on")
+    assert mid_gang >= 3, f"the scheduler was killed mid-gang only {mid_gang} times ({log.count('chaos: killed')} kills in all)"
+    assert set(verdicts(report).values()) == {"passed"}, explain(report)
+    assert proc.returncode == 0
+    # A gang is never left partly bound: each job ends with none of its pods bound or at least
+    # minAvailable of them.
+    for scenario in report["scenarios"]:
+        bound = final_bound_pods(scenario)
+        for job, minimum in min_available_by_job(scenario["id"]).items():
+            assert bound.get(job, 0) == 0 or bound[job] >= minimum, f"{scenario['id']}: job {job} ends with {bound[job]} pods bound, minAvailable {minimum}"

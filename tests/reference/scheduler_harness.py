@@ -1,0 +1,110 @@
+"""The reference scheduler's in-memory harness: one scheduling cycle over given nodes, pods,
+PodGroups, queues and a conf, with the cache's writes (binds, evictions, PodGroup statuses,
+events) recorded instead of sent. Shared by the table-driven cases in tests/reference/
+(test_scheduler_cases.py and the per-plugin test_*_cases.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from reference_scheduler.scheduler import conf, cycle_profile
+from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.framework import framework
+
+GANG_CONF = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: proportion}]
+"""
+PRIORITY_CLASSES = [{"metadata": {"name": "high"}, "value": 100}, {"metadata": {"name": "low"}, "value": 10}]
+
+
+def node(name: str, cpu: str = "4", labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None, pods: str = "110", **extra: str) -> dict[str, Any]:
+    allocatable = {"cpu": cpu, "memory": "16Gi", "pods": pods, **extra}
+    return {"metadata": {"name": name, "labels": labels or {}}, "spec": {"taints": taints or []}, "status": {"allocatable": allocatable}}
+
+
+def podgroup(name: str, min_member: int, phase: str = "Inqueue", min_cpu: str | None = None, queue: str = "default", priority: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {"minMember": min_member, "queue": queue}
+    if priority:
+        spec["priorityClassName"] = priority
+    if min_cpu:
+        spec["minResources"] = {"cpu": min_cpu}
+    return {"metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": {"phase": phase}}
+
+
+def pod(name: str, group: str, cpu: str = "1", node_name: str = "", phase: str = "Pending", **spec: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "annotations": {job_info.GROUP_NAME_ANNOTATION: group}, "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"schedulerName": "volcano", "nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec},
+        "status": {"phase": phase},
+    }
+
+
+def queue(name: str = "default", weight: int = 1, capability: dict[str, str] | None = None, state: str = "Open") -> dict[str, Any]:
+    spec: dict[str, Any] = {"weight": weight}
+    if capability:
+        spec["capability"] = capability
+    return {"metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": {"state": state}}
+
+
+class FakeCache(cycle_profile.MemoryCache):
+    """The real snapshot logic over given objects; writes are recorded instead of sent."""
+
+    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(nodes, pods, podgroups, queues, priority_classes)
+        self.evictions: list[str] = []
+        self.binds: dict[str, str] = {}
+        self.statuses: dict[str, dict[str, Any]] = {}
+        self.events: list[tuple[str, str, str]] = []
+
+    def bind(self, task: job_info.TaskInfo, node: str) -> None:
+        self.binds[task.name] = node
+
+    def evict(self, task: job_info.TaskInfo, job: job_info.JobInfo, reason: str) -> None:
+        self.evictions.append(task.name)
+
+    def update_podgroup_status(self, job: job_info.JobInfo, status: dict[str, Any]) -> None:
+        self.statuses[job.name] = status
+
+    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        self.events.append((obj["metadata"]["name"], reason, message))
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    nodes: list[dict[str, Any]]
+    pods: list[dict[str, Any]]
+    podgroups: list[dict[str, Any]]
+    conf: str = GANG_CONF
+    queues: list[dict[str, Any]] = dataclasses.field(default_factory=lambda: [queue()])
+    # pod -> node; pods not named must stay unbound
+    binds: dict[str, str] = dataclasses.field(default_factory=dict)
+    # only the number of binds (where which node does not matter)
+    bind_count: int | None = None
+    phases: dict[str, str] = dataclasses.field(default_factory=dict)
+    # podgroup -> (condition type, reason, message fragment)
+    conditions: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)
+    # pods evicted this cycle (None: not checked)
+    evictions: list[str] | None = None
+
+
+def run_case(case: Case) -> None:
+    """One cycle of the case's conf over its objects, judged against what the case expects."""
+    cache = FakeCache(case.nodes, case.pods, case.podgroups, case.queues, PRIORITY_CLASSES)
+    framework.run_cycle(cache, conf.parse(case.conf))
+    if case.evictions is not None:
+        assert cache.evictions == case.evictions
+    if case.bind_count is not None:
+        assert len(cache.binds) == case.bind_count, cache.binds
+    else:
+        assert cache.binds == case.binds
+    for group, phase in case.phases.items():
+        status = cache.statuses.get(group) or next(pg["status"] for pg in case.podgroups if pg["metadata"]["name"] == group)
+        assert status["phase"] == phase, (group, status)
+    for group, (type_, reason, fragment) in case.conditions.items():
+        conditions = {c["type"]: c for c in cache.statuses[group]["conditions"]}
+        assert conditions[type_]["reason"] == reason and fragment in conditions[type_]["message"], conditions[type_]

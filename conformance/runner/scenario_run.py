@@ -114,13 +114,16 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
             if any(step.action == "node" for step in sc.steps):
                 # The scenario cordoned, tainted or deleted nodes: the next one gets fresh nodes.
                 ctx.forget_nodes()
-            try:
-                ctx.delete_namespace(namespace)
-                for kind, name in step_ctx.created_cluster_objects:
-                    ctx.client.delete(kind, name, None)
-            except Exception as err:
-                if status is not results.Status.ERROR:
-                    log.warning("cleanup after %s failed: %s", sc.id, err)
+            cleanups = [lambda: ctx.delete_namespace(namespace)]
+            # Newest first: a child queue goes before its parent (Volcano refuses to delete a
+            # queue that has children), and one refusal does not keep the rest.
+            cleanups += [lambda kind=kind, name=name: ctx.client.delete(kind, name, None) for kind, name in reversed(step_ctx.created_cluster_objects)]
+            for cleanup in cleanups:
+                try:
+                    cleanup()
+                except Exception as err:
+                    if status is not results.Status.ERROR:
+                        log.warning("cleanup after %s failed: %s", sc.id, err)
     return _result(sc, status, reason, started, checks=tuple(checks), timeline=timeline, figures=dict(step_ctx.figures), phases_s=clock.spent)
 
 

@@ -70,6 +70,26 @@ def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str |
     return None
 
 
+def refusable(ctx: StepContext, change: Callable[[], None], what: str, expect_rejection: str | None, label: str) -> results.Check | None:
+    """Make a change the API may refuse. A refusal is the implementation's answer: with
+    `expect_rejection` it is judged against the regex, without it the scenario fails (the step
+    could not be done), never a kit error. With `expect_rejection`, a change that was made is a
+    failed check."""
+    expected = f"{what} refused with a message matching {expect_rejection!r}"
+    try:
+        change()
+    except kubernetes.client.ApiException as err:
+        if err.status is None or err.status >= 500 or err.status in (401, 404, 409):
+            raise  # the API or the kit failed (or the object is not there): no answer of the implementation's
+        message = _api_message(err)
+        if expect_rejection is None:
+            raise StepFailed(f"the API refused {what}: HTTP {err.status}: {message}") from err
+        return results.Check(label, re.search(expect_rejection, message) is not None, expected, f"refused: {message}", ctx.rec.now())
+    if expect_rejection is not None:
+        return results.Check(label, False, expected, "the API accepted it", ctx.rec.now())
+    return None
+
+
 def _api_message(err: kubernetes.client.ApiException) -> str:
     try:
         return str(json.loads(err.body).get("message", err.body))
@@ -132,10 +152,14 @@ def run(ctx: StepContext, step: models.Step) -> results.Check | None:
         return apply(ctx, spec, step.expect_rejection, label if step.describe else f"apply {spec['kind']} {spec['metadata']['name']}")
     if step.action == "patch":
         kind, name = _object_name(ctx, spec["object"])
-        ctx.client.patch(kind, name, ctx.namespace if kind.namespaced else None, spec["patch"])
-    elif step.action == "delete":
+        namespace = ctx.namespace if kind.namespaced else None
+        return refusable(ctx, lambda: ctx.client.patch(kind, name, namespace, spec["patch"]), f"the patch of {kind.kind} {name}", step.expect_rejection, label)
+    if step.action == "delete":
         kind, name = _object_name(ctx, spec)
-        ctx.client.delete(kind, name, ctx.namespace if kind.namespaced else None)
+        namespace = ctx.namespace if kind.namespaced else None
+        return refusable(ctx, lambda: ctx.client.delete(kind, name, namespace), f"the deletion of {kind.kind} {name}", step.expect_rejection, label)
+    if step.action == "scale":
+        return refusable(ctx, lambda: _scale(ctx, spec), f"scaling job {spec['job']} task {spec['task']} to {spec['replicas']}", step.expect_rejection, label)
     elif step.action == "wait":
         assert step.within_s is not None
         check = judge.over_window(ctx.rec, spec, "within", step.within_s * ctx.time_scale, label if step.describe else f"wait for {predicates.expected_text(spec)}")
@@ -156,8 +180,6 @@ def run(ctx: StepContext, step: models.Step) -> results.Check | None:
             ctx.client.delete(select.POD, pod["metadata"]["name"], ctx.namespace)
     elif step.action == "node":
         _node(ctx, spec)
-    elif step.action == "scale":
-        _scale(ctx, spec)
     elif step.action == "command":
         _command(ctx, spec)
     elif step.action == "pause":

@@ -279,7 +279,7 @@ def _judges(step: Mapping[str, Any]) -> bool:
     return (
         "wait" in step
         or "expect" in step
-        or ("apply" in step and "expect_rejection" in step)
+        or "expect_rejection" in step
         or (isinstance(measure, Mapping) and any(key in measure for key in models.MEASURE_COMPARISONS))
     )
 
@@ -290,7 +290,7 @@ def nothing_judged(doc: Mapping[str, Any]) -> list[Finding]:
     if any(True for _ in _items(doc, "expect")) or any(_judges(step) for _, step in _items(doc, "steps")):
         return []
     at: Path = ("expect",) if "expect" in doc else ("steps",)
-    return [Finding(at, "the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step, an `apply` step with `expect_rejection` or a `measure` step with a comparison; its run could only end in an error")]
+    return [Finding(at, "the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step, an `apply`, `patch`, `delete` or `scale` step with `expect_rejection` or a `measure` step with a comparison; its run could only end in an error")]
 
 
 # --- 7. capabilities (warnings) -------------------------------------------------------------------------

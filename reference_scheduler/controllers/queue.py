@@ -78,12 +78,15 @@ class QueueController:
         for pg in groups:
             phase = ((pg.get("status") or {}).get("phase") or "Pending").lower()
             counts[phase if phase in counts else "unknown"] += 1
+        # Only the keys this controller owns are written: `allocated` is the scheduler's, and a
+        # copy of it from this controller's cache could be older than what the scheduler wrote.
         new = {**status, **counts, "state": state}
         if annotations != (queue["metadata"].get("annotations") or {}):
             patched = self.custom.patch_cluster_custom_object(*SCHEDULING, "queues", name, {"metadata": {"annotations": {**{k: None for k in (queue["metadata"].get("annotations") or {})}, **annotations}}})
             self.queues.put(patched)
         if new != status:
-            updated = self.custom.patch_cluster_custom_object_status(*SCHEDULING, "queues", name, {"status": new})
+            owned = {key: new[key] for key in (*counts, "state")}
+            updated = self.custom.patch_cluster_custom_object_status(*SCHEDULING, "queues", name, {"status": owned})
             self.queues.put(updated)
             queues[name] = updated
 

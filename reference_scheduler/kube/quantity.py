@@ -24,3 +24,21 @@ def milli(name: str, value: object) -> float:
     """CPU is counted in millicores, as Volcano's Resource does; other resources in base units."""
     number = parse(value)
     return number * 1000.0 if name == "cpu" else number
+
+
+_BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def format_milli(millis: float) -> str:
+    """A decimal quantity from thousandths, as Kubernetes writes one (`2`, `1500m`, `0`)."""
+    whole = round(millis)
+    return str(whole // 1000) if whole % 1000 == 0 else f"{whole}m"
+
+
+def format_bytes(value: float) -> str:
+    """A binary quantity from bytes, with the largest suffix that divides it (`16Gi`, `1536Mi`)."""
+    whole = round(value)
+    for suffix, size in _BINARY:
+        if whole and whole % size == 0:
+            return f"{whole // size}{suffix}"
+    return str(whole)

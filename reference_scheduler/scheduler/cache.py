@@ -186,6 +186,15 @@ class Cache:
         except kubernetes.client.ApiException as err:
             log.warning("updating PodGroup %s status failed: %s", job.uid, err.reason)
 
+    def update_queue_allocated(self, queue: str, allocated: dict[str, str | None]) -> None:
+        """Merge the queue's allocated resources into its status (None removes one); only this
+        key: the queue controller writes the state and counts beside it."""
+        try:
+            updated = self.custom.patch_cluster_custom_object_status(*SCHEDULING, "queues", queue, {"status": {"allocated": allocated}})
+            self.queues.put(updated)
+        except kubernetes.client.ApiException as err:
+            log.warning("updating Queue %s status failed: %s", queue, err.reason)
+
     def update_podgroup_annotations(self, job: job_info.JobInfo, annotations: dict[str, str]) -> None:
         """Merge annotations into the PodGroup (the HyperNode allocate recorded for the job)."""
         try:

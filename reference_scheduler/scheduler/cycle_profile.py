@@ -67,6 +67,9 @@ class MemoryCache(cache_mod.Cache):
     def update_podgroup_annotations(self, job: job_info.JobInfo, annotations: dict[str, str]) -> None:
         self.writes["status"] += 1
 
+    def update_queue_allocated(self, queue: str, allocated: dict[str, str | None]) -> None:
+        self.writes["status"] += 1
+
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         self.writes["event"] += 1
 

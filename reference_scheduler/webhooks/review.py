@@ -28,8 +28,18 @@ def _patched(uid: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> d
 
 
 class Handlers:
-    def __init__(self, queue: validate_job.QueueLookup, queues: validate_job.QueueList, scheduler_name: str, disabled: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        queue: validate_job.QueueLookup,
+        queues: validate_job.QueueList,
+        scheduler_name: str,
+        disabled: frozenset[str] = frozenset(),
+        queue_any_state: validate_queue.QueueLookup | None = None,
+    ) -> None:
+        # `queue`: an Open queue as fresh as the API has it (the job rules); `queue_any_state`:
+        # any queue, as the webhook's informer has it (the queue rules, as Volcano's lister).
         self.queue = queue
+        self.queue_any_state = queue_any_state or queue
         self.queues = queues
         self.scheduler_name = scheduler_name
         self.disabled = disabled
@@ -55,9 +65,17 @@ class Handlers:
         return _refused(request["uid"], message) if message else _allowed(request["uid"])
 
     def validate_queue(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        if "validation" in self.disabled or request.get("operation") not in ("CREATE", "UPDATE"):
+        operation = request.get("operation")
+        if "validation" in self.disabled or operation not in ("CREATE", "UPDATE", "DELETE"):
             return _allowed(request["uid"])
-        message = validate_queue.validate(request["object"])
+        if operation == "DELETE":
+            message = validate_queue.validate_delete(request["name"], self.queue_any_state, self.queues)
+        else:
+            queue = request["object"]
+            message = validate_queue.validate(queue)
+            old_parent = ((request.get("oldObject") or {}).get("spec") or {}).get("parent") or ""
+            if not message and (operation == "CREATE" or old_parent != ((queue.get("spec") or {}).get("parent") or "")):
+                message = validate_queue.validate_hierarchy(queue, self.queue_any_state, self.queues)
         return _refused(request["uid"], message) if message else _allowed(request["uid"])
 
     def mutate_queue(self, request: Mapping[str, Any]) -> dict[str, Any]:

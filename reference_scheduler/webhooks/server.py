@@ -78,7 +78,7 @@ def register(api: kubernetes.client.ApiClient, base_url: str, ca_pem: bytes) -> 
         "metadata": {"name": VALIDATING_NAME},
         "webhooks": [
             {"name": "validatejob.volcano.sh", "clientConfig": _client_config(base_url, "/jobs/validate", ca_pem), "rules": [rule("jobs", ["CREATE", "UPDATE"], "batch.volcano.sh", "v1alpha1")], **common},
-            {"name": "validatequeue.volcano.sh", "clientConfig": _client_config(base_url, "/queues/validate", ca_pem), "rules": [rule("queues", ["CREATE", "UPDATE"], "scheduling.volcano.sh", "v1beta1")], **common},
+            {"name": "validatequeue.volcano.sh", "clientConfig": _client_config(base_url, "/queues/validate", ca_pem), "rules": [rule("queues", ["CREATE", "UPDATE", "DELETE"], "scheduling.volcano.sh", "v1beta1")], **common},
         ],
     }
     for body, create, delete in (

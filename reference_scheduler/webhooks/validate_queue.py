@@ -1,15 +1,21 @@
-"""Why a Queue is refused: the resource rules of Volcano's queue admission.
+"""Why a Queue is refused: the rules of Volcano's queue admission.
 
-Upstream: pkg/webhooks/admission/queues/validate/validate_queue.go (validateResourceOfQueue). A
-queue's deserved share may not exceed its capability, nor its guarantee its capability or its
-deserved share, in any resource: a queue can never be owed more than it may hold. The reasons
-keep Volcano's wording, which users match on. (The weight is defaulted by the mutating webhook;
-hierarchy and deletion rules are not modelled here.)
+Upstream: pkg/webhooks/admission/queues/validate/validate_queue.go.
+- Resources (validateResourceOfQueue): a queue's deserved share may not exceed its capability,
+  nor its guarantee its capability or its deserved share, in any resource: a queue can never be
+  owed more than it may hold. The weight must be positive (the mutating webhook defaults it).
+- Hierarchy (validateHierarchicalQueue), on create and on an update that changes spec.parent: a
+  parent other than `root` must exist, and a queue with no child yet whose status.allocated
+  counts pods (written by the scheduler) cannot become a parent: its pods would run in a queue
+  that is no longer a leaf.
+- Deletion (validateQueueDeleting): `default` and `root` cannot be deleted, nor a queue that
+  still has children.
+The reasons keep Volcano's wording, which users match on.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from reference_scheduler.scheduler.api import resource
 
@@ -44,4 +50,49 @@ def validate(queue: Mapping[str, Any]) -> str:
         return f'{PATH}.guarantee: Invalid value: "{_shown(guarantee)}": guarantee should less equal than capability'
     if spec.get("deserved") and _less_partly(deserved, guarantee):
         return f'{PATH}.guarantee: Invalid value: "{_shown(guarantee)}": guarantee should less equal than deserved'
+    return ""
+
+
+QueueLookup = Callable[[str], Mapping[str, Any] | None]
+QueueList = Callable[[], Sequence[Mapping[str, Any]]]
+ROOT = "root"
+UNDELETABLE = ("default", ROOT)
+
+
+def _children(name: str, queues: QueueList) -> list[str]:
+    return [str(q["metadata"]["name"]) for q in queues() if ((q.get("spec") or {}).get("parent") or "") == name]
+
+
+def _allocated_pods(queue: Mapping[str, Any]) -> int:
+    value = ((queue.get("status") or {}).get("allocated") or {}).get("pods")
+    try:
+        return int(float(str(value))) if value is not None else 0
+    except ValueError:
+        return 0
+
+
+def validate_hierarchy(queue: Mapping[str, Any], lookup: QueueLookup, queues: QueueList) -> str:
+    """The reason a queue may not take its spec.parent, or ''."""
+    parent_name = (queue.get("spec") or {}).get("parent") or ""
+    if parent_name in ("", ROOT):
+        return ""
+    name = queue["metadata"]["name"]
+    parent = lookup(parent_name)
+    if parent is None:
+        return f'failed to get parent queue of queue {name}: queue.scheduling.volcano.sh "{parent_name}" not found'
+    pods = _allocated_pods(parent)
+    if not _children(parent_name, queues) and pods:
+        return f"queue {parent_name} cannot be the parent queue of queue {name} because it has allocated Pods: {pods}"
+    return ""
+
+
+def validate_delete(name: str, lookup: QueueLookup, queues: QueueList) -> str:
+    """The reason a queue may not be deleted, or ''."""
+    if name in UNDELETABLE:
+        return f"`{name}` queue can not be deleted"
+    if lookup(name) is None:
+        return f'queue.scheduling.volcano.sh "{name}" not found'
+    children = _children(name, queues)
+    if children:
+        return f"queue {name} can not be deleted because it has {len(children)} child queues: {', '.join(children)}"
     return ""

@@ -1,6 +1,6 @@
 """The reference scheduler's in-memory harness: one scheduling cycle over given nodes, pods,
 PodGroups, queues and a conf, with the cache's writes (binds, evictions, PodGroup statuses,
-events) recorded instead of sent. Shared by the table-driven cases in tests/reference/
+events, Queue allocated resources) recorded instead of sent. Shared by the table-driven cases in tests/reference/
 (test_scheduler_cases.py and the per-plugin test_*_cases.py)."""
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ class FakeCache(cycle_profile.MemoryCache):
         self.binds: dict[str, str] = {}
         self.statuses: dict[str, dict[str, Any]] = {}
         self.events: list[tuple[str, str, str]] = []
+        # queue -> the status.allocated written for it (None: a resource removed)
+        self.queue_allocated: dict[str, dict[str, str | None]] = {}
 
     def bind(self, task: job_info.TaskInfo, node: str) -> None:
         self.binds[task.name] = node
@@ -71,6 +73,9 @@ class FakeCache(cycle_profile.MemoryCache):
 
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         self.events.append((obj["metadata"]["name"], reason, message))
+
+    def update_queue_allocated(self, queue: str, allocated: dict[str, str | None]) -> None:
+        self.queue_allocated[queue] = allocated
 
 
 @dataclasses.dataclass

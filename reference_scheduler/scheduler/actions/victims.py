@@ -1,8 +1,8 @@
 """What preempt and reclaim share: the nodes a task could use if others left, whether a set of
 victims frees enough, and the order victims are taken in.
 
-Upstream: pkg/scheduler/util/scheduler_helper.go (ValidateVictims), framework/session.go
-(BuildVictimsPriorityQueue).
+Upstream: pkg/scheduler/util/scheduler_helper.go (ValidateVictims), framework/session_plugins.go
+(BuildVictimsPriorityQueue, VictimQueueOrderFn).
 """
 
 from __future__ import annotations
@@ -63,14 +63,20 @@ def enough(task: job_info.TaskInfo, node: node_info.NodeInfo, victims: list[job_
 
 
 def in_eviction_order(ssn: Session, evictor: job_info.TaskInfo, victims: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
-    """The victim that matters least first: inside one job the reverse of task order, across
-    jobs the reverse of job order."""
+    """The victim that matters least first: inside one job the reverse of task order; across jobs
+    of different queues the victim queue order (capacity's hierarchy: the queue nearest the
+    evictor's in the tree first), else the reverse of job order."""
     task_cmp = session_plugins.task_order_key(ssn)
     job_cmp = session_plugins.job_order_key(ssn)
+    evictor_job = ssn.jobs.get(evictor.job)
 
     def compare(left: job_info.TaskInfo, right: job_info.TaskInfo) -> int:
         if left.job == right.job:
             return -task_cmp(left, right)
-        return -job_cmp(ssn.jobs[left.job], ssn.jobs[right.job])
+        left_job, right_job = ssn.jobs[left.job], ssn.jobs[right.job]
+        queues = (ssn.queues.get(left_job.queue), ssn.queues.get(right_job.queue), ssn.queues.get(evictor_job.queue) if evictor_job else None)
+        if left_job.queue != right_job.queue and all(q is not None for q in queues):
+            return session_plugins.victim_queue_first(ssn, *queues)  # type: ignore[arg-type]
+        return -job_cmp(left_job, right_job)
 
     return sorted(victims, key=functools.cmp_to_key(compare))

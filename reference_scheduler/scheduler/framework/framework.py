@@ -1,4 +1,5 @@
-"""Opening and closing a session: plugins open, actions run, plugins close, PodGroup status written.
+"""Opening and closing a session: plugins open, actions run, plugins close, PodGroup and Queue
+status written.
 
 Upstream: pkg/scheduler/framework/framework.go, session.go (jobStatus, getPodGroupPhase).
 """
@@ -11,7 +12,7 @@ from typing import Any
 from reference_scheduler.scheduler import cache as cache_mod
 from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.api import hyper_node_info, job_info
-from reference_scheduler.scheduler.framework import registry
+from reference_scheduler.scheduler.framework import queue_status, registry
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,7 @@ def close_session(ssn: Session, cache: cache_mod.Cache, original: dict[str, dict
             cache.event(job.podgroup, "Warning", "Unschedulable", message)
             for task in job.by_status(job_info.TaskStatus.PENDING):
                 cache.event(task.pod, "Warning", "FailedScheduling", message)
+    queue_status.update(ssn, cache)
 
 
 def run_cycle(cache: cache_mod.Cache, configuration: conf.Conf) -> Session:

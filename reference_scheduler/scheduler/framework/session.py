@@ -25,7 +25,7 @@ from reference_scheduler.scheduler.api import (
 
 log = logging.getLogger(__name__)
 EXTENSION_POINTS = (
-    "jobOrder", "queueOrder", "taskOrder", "jobValid", "jobReady",
+    "jobOrder", "queueOrder", "victimQueueOrder", "taskOrder", "jobValid", "jobReady",
     "jobPipelined", "jobEnqueueable", "jobEnqueued", "allocatable", "overused",
     "preemptable", "reclaimable", "jobStarving", "preemptive",
     # Predicates and node scores: one call per task covers every node (see api/node_matrix.py).

@@ -57,6 +57,19 @@ def queue_order_key(ssn: Session) -> Callable[[queue_info.QueueInfo, queue_info.
     return compare
 
 
+def victim_queue_first(ssn: Session, left: queue_info.QueueInfo, right: queue_info.QueueInfo, evictor: queue_info.QueueInfo) -> int:
+    """Whose victims go first when two victims' jobs sit in different queues: the first plugin with
+    an opinion decides (no conf flag turns this point off, as upstream), else the reverse of queue
+    order. Negative: left's first. Upstream: Session.VictimQueueOrderFn."""
+    for tier in ssn.tiers:
+        for option in tier:
+            fn = ssn.fns["victimQueueOrder"].get(option.name)
+            result = fn(left, right, evictor) if fn is not None else 0
+            if result:
+                return int(result)
+    return -queue_order_key(ssn)(left, right)
+
+
 def task_order_key(ssn: Session) -> Callable[[job_info.TaskInfo, job_info.TaskInfo], int]:
     def compare(left: job_info.TaskInfo, right: job_info.TaskInfo) -> int:
         result = _order(ssn, "taskOrder", "taskorder", left, right)

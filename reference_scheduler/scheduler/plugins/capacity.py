@@ -51,6 +51,8 @@ class Capacity:
             log.error("capacity: the queue hierarchy is not usable this session: %s", err)
             self.attrs, self.ready = {}, False
         ssn.add("queueOrder", NAME, self._queue_order)
+        if self.hierarchy and self.ready:
+            ssn.add("victimQueueOrder", NAME, self._victim_queue_order)
         ssn.add("reclaimable", NAME, lambda reclaimer, reclaimees: self._reclaimable(ssn, reclaimees))
         ssn.add("preemptive", NAME, self._preemptive)
         ssn.add("allocatable", NAME, self._allocatable)
@@ -94,6 +96,16 @@ class Capacity:
                 if level + 1 < len(rattr.ancestors):
                     rattr = self.attrs[rattr.ancestors[level + 1]]
         return 0 if lattr.share == rattr.share else (-1 if lattr.share < rattr.share else 1)
+
+    def _victim_queue_order(self, left: queue_info.QueueInfo, right: queue_info.QueueInfo, evictor: queue_info.QueueInfo) -> int:
+        """With hierarchy, victims come first from the queue whose deepest ancestor shared with the
+        evictor's queue is deeper: a sibling's before a cousin's. Upstream: capacity.go's victim
+        queue order, getQueueLevel."""
+        lattr, rattr, eattr = (self.attrs.get(q.name) for q in (left, right, evictor))
+        if lattr is None or rattr is None or eattr is None:
+            return 0
+        left_level, right_level = attrs_mod.queue_level(lattr, eattr), attrs_mod.queue_level(rattr, eattr)
+        return 0 if left_level == right_level else (-1 if left_level > right_level else 1)
 
     def _reclaimable(self, ssn: Session, reclaimees: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
         """Victims come from queues holding more than their deserved share, one after another

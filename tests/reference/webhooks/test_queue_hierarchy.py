@@ -1,0 +1,84 @@
+"""The reference queue webhook's hierarchy and deletion rules, as Volcano's validate_queue.go: a
+parent must exist (root needs none), a queue with no child yet that runs pods (its status.allocated
+counts them) cannot become one, and a queue with children, `default` or `root` cannot be deleted;
+an update judges the hierarchy only when it moves the queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reference_scheduler.webhooks import review, validate_queue
+
+
+def q(name: str, parent: str = "", pods: str | None = None) -> dict[str, Any]:
+    made: dict[str, Any] = {"metadata": {"name": name}, "spec": {"weight": 1}}
+    if parent:
+        made["spec"]["parent"] = parent
+    if pods is not None:
+        made["status"] = {"state": "Open", "allocated": {"cpu": "1", "memory": "0", "pods": pods}}
+    return made
+
+
+CLUSTER = [q("root"), q("default"), q("busy", pods="2"), q("idle", pods="0"), q("never-ran"), q("team"), q("member", parent="team", pods="1"), q("team-busy", pods="3"), q("inside", parent="team-busy")]
+
+
+def lookup(name: str) -> dict[str, Any] | None:
+    return next((x for x in CLUSTER if x["metadata"]["name"] == name), None)
+
+
+def listing() -> list[dict[str, Any]]:
+    return CLUSTER
+
+
+@pytest.mark.parametrize(
+    ("queue", "refusal"),
+    [
+        (q("new"), ""),
+        (q("new", parent="root"), ""),
+        (q("new", parent="busy"), "queue busy cannot be the parent queue of queue new because it has allocated Pods: 2"),
+        (q("new", parent="idle"), ""),
+        (q("new", parent="never-ran"), ""),
+        # A parent that has children already is not a leaf: its own pods do not stop another child.
+        (q("new", parent="team-busy"), ""),
+        (q("new", parent="ghost"), 'failed to get parent queue of queue new: queue.scheduling.volcano.sh "ghost" not found'),
+    ],
+    ids=["no-parent", "root", "busy-leaf", "idle-leaf", "never-ran", "parent-with-children", "missing"],
+)
+def test_a_parent_must_exist_and_not_run_pods_of_its_own(queue: dict[str, Any], refusal: str) -> None:
+    assert validate_queue.validate_hierarchy(queue, lookup, listing) == refusal
+
+
+@pytest.mark.parametrize(
+    ("name", "refusal"),
+    [
+        ("default", "`default` queue can not be deleted"),
+        ("root", "`root` queue can not be deleted"),
+        ("team", "queue team can not be deleted because it has 1 child queues: member"),
+        ("busy", ""),
+        ("member", ""),
+    ],
+)
+def test_deletion(name: str, refusal: str) -> None:
+    assert validate_queue.validate_delete(name, lookup, listing) == refusal
+
+
+def _review(handlers: review.Handlers, operation: str, obj: dict[str, Any] | None, old: dict[str, Any] | None = None, name: str = "") -> dict[str, Any]:
+    request = {"uid": "u1", "operation": operation, "object": obj, "oldObject": old, "name": name or (obj or old or {}).get("metadata", {}).get("name", "")}
+    return handlers.validate_queue(request)
+
+
+def test_the_handler_judges_the_hierarchy_on_create_and_on_a_move_only() -> None:
+    handlers = review.Handlers(lookup, listing, "volcano", queue_any_state=lookup)
+    assert not _review(handlers, "CREATE", q("new", parent="busy"))["allowed"]
+    # An update that keeps the parent is not judged again (the parent may have started pods since).
+    assert _review(handlers, "UPDATE", q("x", parent="busy"), old=q("x", parent="busy"))["allowed"]
+    moved = _review(handlers, "UPDATE", q("x", parent="busy"), old=q("x"))
+    assert not moved["allowed"] and "cannot be the parent queue of queue x" in moved["status"]["message"]
+    deleted = _review(handlers, "DELETE", None, old=q("team"), name="team")
+    assert not deleted["allowed"] and deleted["status"]["message"].startswith("queue team can not be deleted")
+    # The resource rules still come first.
+    bad = q("new", parent="ghost")
+    bad["spec"]["weight"] = -1
+    assert "queue weight must be a positive integer" in _review(handlers, "CREATE", bad)["status"]["message"]

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import kubernetes
 
-from conformance.cluster import embedded, kube, nodes
+from conformance.cluster import embedded, kube, nodes, resources
 
 NODES = "3:cpu=8,memory=32Gi,label:pool=demo"
 TIMEOUT_S = 60.0
@@ -41,7 +41,7 @@ def run(cluster: str, keep: bool) -> int:
     try:
         api = kube.client(handle.kubeconfig)
         core = kubernetes.client.CoreV1Api(api)
-        names = [n.metadata.name for n in core.list_node().items]
+        names = [kube.name_of(n) for n in core.list_node().items]
         print(f"cluster {cluster} up in {time.monotonic() - started:.1f}s with nodes: {', '.join(names)}")
         pods = [
             _pod("demo-runs", names[0], {}, "Always"),
@@ -49,7 +49,7 @@ def run(cluster: str, keep: bool) -> int:
             _pod("demo-fails", names[2], {"conformance.vck.io/end": "Failed", "conformance.vck.io/exit-code": "3"}, "Never"),
         ]
         for pod in pods:
-            core.create_namespaced_pod("default", pod)
+            core.create_namespaced_pod("default", resources.as_model(pod))
         for name, phase in (("demo-runs", "Running"), ("demo-succeeds", "Succeeded"), ("demo-fails", "Failed")):
             t0 = time.monotonic()
             pod = kube.wait_pod(api, "default", name, kube.phase_is(phase), TIMEOUT_S, f"to be {phase}")

@@ -22,7 +22,7 @@ import kubernetes
 import pytest
 
 from conformance import api, interrupts, results, session
-from conformance.cluster import base, kube, registry
+from conformance.cluster import base, kube, registry, resources
 from conformance.impl import base as impl_base
 from conformance.report import json_report
 from conformance.runner import context, scenario_run
@@ -30,7 +30,7 @@ from conformance.scenario import loader, models
 
 NAMESPACE_READY_TIMEOUT_S = 60.0
 SESSION_KEY = pytest.StashKey["session.Session"]()
-RESULTS_KEY = pytest.StashKey[list]()
+RESULTS_KEY = pytest.StashKey["list[results.ScenarioResult]"]()
 STARTED_KEY = pytest.StashKey[float]()
 PROGRESS_KEY = pytest.StashKey["Progress"]()
 INTERRUPTED_KEY = pytest.StashKey[str]()
@@ -369,7 +369,7 @@ def vck_namespace(request: pytest.FixtureRequest, vck_api: kubernetes.client.Api
     stem = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40].rstrip("-")
     name = f"{stem}-{secrets.token_hex(3)}"
     core = kubernetes.client.CoreV1Api(vck_api)
-    core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {"conformance.vck.io/test": "true"}}})
+    core.create_namespace(resources.as_model({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {"conformance.vck.io/test": "true"}}}))
     try:
         kube.wait_service_account(vck_api, name, NAMESPACE_READY_TIMEOUT_S)
         yield name

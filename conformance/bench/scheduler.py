@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import kubernetes
 
-from conformance.cluster import kube, nodes, owners, registry
+from conformance.cluster import kube, nodes, owners, registry, resources
 from conformance.impl import registry as impl_registry
 
 BENCH_CONF: dict[str, Any] = {
@@ -86,7 +86,7 @@ class _BindWatch:
         self.cond = threading.Condition()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="bench-watch", daemon=True)
-        self._version = self.core.list_namespaced_pod(namespace, limit=1).metadata.resource_version
+        self._version = _list_version(self.core.list_namespaced_pod(namespace, limit=1))
 
     def start(self) -> None:
         self._thread.start()
@@ -123,7 +123,7 @@ class _BindWatch:
                 listed = self.core.list_namespaced_pod(self.namespace)
                 for item in listed.items:
                     self._note(self.core.api_client.sanitize_for_serialization(item))
-                self._version = listed.metadata.resource_version
+                self._version = _list_version(listed)
 
     def wait_for(self, count: int, timeout_s: float) -> int:
         deadline = time.monotonic() + timeout_s
@@ -131,6 +131,12 @@ class _BindWatch:
             while len(self.bound_at) < count and time.monotonic() < deadline:
                 self.cond.wait(deadline - time.monotonic())
             return len(self.bound_at)
+
+
+def _list_version(listed: kubernetes.client.V1PodList) -> str | None:
+    """A list's resourceVersion (the API server always sets its metadata)."""
+    assert listed.metadata is not None
+    return listed.metadata.resource_version
 
 
 def _podgroup(name: str, members: int) -> dict[str, Any]:
@@ -166,7 +172,7 @@ def run(config: BenchConfig, progress: Progress) -> BenchResult:
         core = kubernetes.client.CoreV1Api(api)
         custom = kubernetes.client.CustomObjectsApi(api)
         namespace = f"vck-bench-{secrets.token_hex(3)}"
-        core.create_namespace({"metadata": {"name": namespace}})
+        core.create_namespace(resources.as_model({"metadata": {"name": namespace}}))
         kube.wait_service_account(api, namespace, 60)
         watch = _BindWatch(api, namespace)
         watch.start()
@@ -179,7 +185,7 @@ def run(config: BenchConfig, progress: Progress) -> BenchResult:
             # more than the API server's work and slow down creation.
             custom.create_namespaced_custom_object("scheduling.volcano.sh", "v1beta1", namespace, "podgroups", _podgroup(f"pg-{g}", config.gang), _preload_content=False)
             for i in range(config.gang):
-                core.create_namespaced_pod(namespace, _pod(f"pg-{g}-{i}", f"pg-{g}"), _preload_content=False)
+                core.create_namespaced_pod(namespace, resources.as_model(_pod(f"pg-{g}-{i}", f"pg-{g}")), _preload_content=False)
 
         progress(f"bench: creating {groups} PodGroups of {config.gang} pods with {config.impl}")
         started = time.monotonic()

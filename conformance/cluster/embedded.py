@@ -20,7 +20,7 @@ from typing import Callable, Mapping, Sequence
 import yaml
 
 from conformance.cluster import base, kube, nodes, owners, ports, processes
-from conformance.toolchain import cache, install
+from conformance.toolchain import cache, install, versions
 
 STAGES_DIR = pathlib.Path(__file__).parent / "stages"
 API_READY_TIMEOUT_S = 120.0
@@ -228,8 +228,8 @@ class EmbeddedBackend:
 RESERVED_NAMES = frozenset({"kind"})
 
 
-def _kwokctl() -> install.versions.Component:
-    return install.versions.component("kwokctl")
+def _kwokctl() -> versions.Component:
+    return versions.component("kwokctl")
 
 
 def _check_name(cluster: str) -> None:

@@ -202,7 +202,7 @@ class KindBackend:
 
     def _real_nodes(self, api: kubernetes.client.ApiClient) -> list[str]:
         core = kubernetes.client.CoreV1Api(api)
-        return [n.metadata.name for n in core.list_node().items if (n.metadata.annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) != "fake"]
+        return [kube.name_of(n) for n in core.list_node().items if (kube.meta(n).annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) != "fake"]
 
     def _static_routes(self, engine: docker.Engine, api: kubernetes.client.ApiClient) -> None:
         """Each real node's CNI configuration for its pod CIDR, and a route to every other node's
@@ -233,9 +233,9 @@ class KindBackend:
         patch = {"spec": {"template": {"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [away]}}}}}}}
         for namespace in SYSTEM_NAMESPACES:
             for ds in apps.list_namespaced_daemon_set(namespace).items:
-                apps.patch_namespaced_daemon_set(ds.metadata.name, namespace, patch)
+                apps.patch_namespaced_daemon_set(kube.name_of(ds), namespace, patch)
             for deployment in apps.list_namespaced_deployment(namespace).items:
-                apps.patch_namespaced_deployment(deployment.metadata.name, namespace, patch)
+                apps.patch_namespaced_deployment(kube.name_of(deployment), namespace, patch)
 
     def _nodes(self, handle: base.ClusterHandle, groups: Sequence[nodes.NodeGroup]) -> None:
         """The kwok controller running, and the spec's nodes present and Ready. With no groups, a

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import kubernetes
 import yaml
 
-from conformance.cluster import base, docker, kind_image, kube, nodes
+from conformance.cluster import base, docker, kind_image, kube, nodes, resources
 
 Progress = Callable[[str], None]
 FAKE_DEVICES = pathlib.Path(__file__).resolve().parents[2] / "fake_devices"
@@ -78,7 +78,7 @@ def device_plugin_image(engine: docker.Engine, progress: Progress) -> str:
 
 def daemonset(image: str) -> dict[str, Any]:
     """The repository's DaemonSet with this image, kept off the kit's kwok nodes."""
-    manifest = copy.deepcopy(yaml.safe_load(DAEMONSET.read_text()))
+    manifest: dict[str, Any] = copy.deepcopy(yaml.safe_load(DAEMONSET.read_text()))
     spec = manifest["spec"]["template"]["spec"]
     spec["containers"][0]["image"] = image
     key, value = nodes.KIT_NODE_LABEL
@@ -97,11 +97,11 @@ def deploy_device_plugin(handle: base.ClusterHandle, kind_binary: str, engine: d
     manifest = daemonset(image)
     apps = kubernetes.client.AppsV1Api(api)
     try:
-        apps.create_namespaced_daemon_set(manifest["metadata"]["namespace"], manifest)
+        apps.create_namespaced_daemon_set(manifest["metadata"]["namespace"], resources.as_model(manifest))
     except kubernetes.client.ApiException as err:
         if err.status != 409:
             raise
-        apps.replace_namespaced_daemon_set(manifest["metadata"]["name"], manifest["metadata"]["namespace"], manifest)
+        apps.replace_namespaced_daemon_set(manifest["metadata"]["name"], manifest["metadata"]["namespace"], resources.as_model(manifest))
     resource = manifest["spec"]["template"]["spec"]["containers"][0]["args"][1]
     core = kubernetes.client.CoreV1Api(api)
     wanted = set(workers)

@@ -8,17 +8,38 @@ from __future__ import annotations
 
 import pathlib
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence, cast
 
 import kubernetes
 import urllib3
 import yaml
 
-from conformance.cluster import base
+from conformance.cluster import base, resources
 
 
 def client(kubeconfig: pathlib.Path, context: str | None = None) -> kubernetes.client.ApiClient:
-    return kubernetes.config.new_client_from_config(config_file=str(kubeconfig), context=context)
+    return cast(kubernetes.client.ApiClient, kubernetes.config.new_client_from_config(config_file=str(kubeconfig), context=context))
+
+
+class Stored(Protocol):
+    """An object as the client's models return it (V1Node, V1Pod, ...)."""
+
+    @property
+    def metadata(self) -> kubernetes.client.V1ObjectMeta | None: ...
+
+
+def meta(obj: Stored) -> kubernetes.client.V1ObjectMeta:
+    """The metadata of an object the API server returned: always set (the models type every field
+    Optional)."""
+    assert obj.metadata is not None
+    return obj.metadata
+
+
+def name_of(obj: Stored) -> str:
+    """The name of an object the API server returned: always set."""
+    name = meta(obj).name
+    assert name is not None
+    return name
 
 
 def wait_ready(api: kubernetes.client.ApiClient, timeout_s: float) -> None:
@@ -42,11 +63,11 @@ def wait_ready(api: kubernetes.client.ApiClient, timeout_s: float) -> None:
 
 def watch_until(
     list_fn: Callable[..., Any],
-    done: Callable[[dict[str, Any]], bool],
+    done: Callable[[dict[str, dict[str, Any]]], bool],
     timeout_s: float,
     what: str,
     **list_kwargs: Any,
-) -> dict[str, Any]:
+) -> dict[str, dict[str, Any]]:
     """Watch objects from `list_fn` until `done(state)`; state maps name -> object (as dicts).
 
     Lists first, so objects that already satisfy it count, then follows the watch from that
@@ -101,7 +122,7 @@ def create_nodes(api: kubernetes.client.ApiClient, manifests: Iterable[dict[str,
     for manifest in manifests:
         names.append(manifest["metadata"]["name"])
         try:
-            core.create_node(manifest)
+            core.create_node(resources.as_model(manifest))
         except kubernetes.client.ApiException as err:
             if err.status != 409:
                 raise base.ClusterError(f"creating node {manifest['metadata']['name']} failed: HTTP {err.status} {err.reason}: {err.body}") from err
@@ -187,7 +208,7 @@ def wait_pods_run_on(api: kubernetes.client.ApiClient, names: Sequence[str], tim
             "spec": {"nodeName": node, "restartPolicy": "Never", "containers": [{"name": "probe", "image": "probe"}], "terminationGracePeriodSeconds": 0},
         }
         try:
-            core.create_namespaced_pod(namespace, body)
+            core.create_namespaced_pod(namespace, resources.as_model(body))
         except kubernetes.client.ApiException as err:
             if err.status != 409:
                 raise base.ClusterError(f"creating the probe pod for node {node} failed: HTTP {err.status} {err.reason}") from err
@@ -220,7 +241,7 @@ def wait_fresh_node_leases(api: kubernetes.client.ApiClient, names: Sequence[str
         return
     core = kubernetes.client.CoreV1Api(api)
     coordination = kubernetes.client.CoordinationV1Api(api)
-    uids = {n.metadata.name: n.metadata.uid for n in core.list_node().items if n.metadata.name in set(names)}
+    uids = {name_of(n): meta(n).uid for n in core.list_node().items if name_of(n) in set(names)}
     deleted: set[str] = set()
 
     def fresh(state: dict[str, Any]) -> bool:

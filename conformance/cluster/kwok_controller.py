@@ -75,7 +75,7 @@ def delete_kit_nodes(kubeconfig: pathlib.Path, context: str | None, timeout_s: f
 
     api = kube.client(kubeconfig, context)
     core = kubernetes.client.CoreV1Api(api)
-    names = [n.metadata.name for n in core.list_node().items if (n.metadata.annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) == "fake"]
+    names = [kube.name_of(n) for n in core.list_node().items if (kube.meta(n).annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) == "fake"]
     for name in names:
         try:
             core.delete_node(name)

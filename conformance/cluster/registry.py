@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import pathlib
+from typing import TypedDict
 
 from conformance.cluster import base, embedded, existing, kind, owners
 
 BACKENDS = ("embedded", "kind", "existing")
+
+
+class _Said(TypedDict, total=False):
+    progress: embedded.Progress
 
 
 def backend(
@@ -23,7 +28,7 @@ def backend(
     `progress`: where lines about a slow start go (default: stderr); `kind_workers`: real kind
     workers beside the control plane; `host_address`: this machine's address as an existing
     cluster's API server reaches it (default: the address it is reached from)."""
-    said = {"progress": progress} if progress else {}
+    said: _Said = {"progress": progress} if progress else {}
     if name == "embedded":
         return embedded.EmbeddedBackend(owner=owner, **said)
     if name == "kind":

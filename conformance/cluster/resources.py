@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 import kubernetes
 
@@ -83,6 +83,13 @@ def of(manifest: Mapping[str, Any]) -> Kind:
     return lookup(manifest["kind"], manifest.get("apiVersion"))
 
 
+def as_model(manifest: Mapping[str, Any]) -> Any:
+    """`manifest` as the body of a typed client call, unchanged. The client's methods are annotated
+    with their model class (V1Pod, V1Node, V1DeleteOptions, ...) and validate what they are given
+    into one, a plain dict included: the kit passes dicts."""
+    return manifest
+
+
 class Client:
     """create/get/patch/delete/list for any registered kind, with dicts in and out."""
 
@@ -96,7 +103,7 @@ class Client:
         snake = kind.snake if kind.kind != "ConfigMap" else "config_map"
         if verb == "list" and kind.kind == "Namespace":
             return self.core.list_namespace
-        return getattr(self.core, f"{verb}_{scope}{snake}")
+        return cast(Callable[..., Any], getattr(self.core, f"{verb}_{scope}{snake}"))
 
     def _dict(self, obj: Any) -> dict[str, Any]:
         return obj if isinstance(obj, dict) else self.api.sanitize_for_serialization(obj)
@@ -106,14 +113,16 @@ class Client:
             fn = self._core_fn("create", kind)
             return self._dict(fn(namespace, body) if kind.namespaced else fn(body))
         if kind.namespaced:
-            return self._dict(self.custom.create_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, body))
-        return self._dict(self.custom.create_cluster_custom_object(kind.group, kind.version, kind.plural, body))
+            assert namespace is not None
+            return self._dict(self.custom.create_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, dict(body)))
+        return self._dict(self.custom.create_cluster_custom_object(kind.group, kind.version, kind.plural, dict(body)))
 
     def get(self, kind: Kind, name: str, namespace: str | None) -> dict[str, Any]:
         if kind.core:
             fn = self._core_fn("read", kind)
             return self._dict(fn(name, namespace) if kind.namespaced else fn(name))
         if kind.namespaced:
+            assert namespace is not None
             return self._dict(self.custom.get_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, name))
         return self._dict(self.custom.get_cluster_custom_object(kind.group, kind.version, kind.plural, name))
 
@@ -123,11 +132,12 @@ class Client:
             fn = self._core_fn("patch", kind)
             return self._dict(fn(name, namespace, patch) if kind.namespaced else fn(name, patch))
         if kind.namespaced:
+            assert namespace is not None
             return self._dict(self.custom.patch_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, name, patch))
         return self._dict(self.custom.patch_cluster_custom_object(kind.group, kind.version, kind.plural, name, patch))
 
     def delete(self, kind: Kind, name: str, namespace: str | None, grace_seconds: int | None = None) -> None:
-        options = {"gracePeriodSeconds": grace_seconds} if grace_seconds is not None else None
+        options = as_model({"gracePeriodSeconds": grace_seconds}) if grace_seconds is not None else None
         try:
             if kind.core:
                 fn = self._core_fn("delete", kind)
@@ -136,6 +146,7 @@ class Client:
                 else:
                     fn(name, body=options)
             elif kind.namespaced:
+                assert namespace is not None
                 self.custom.delete_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, name, body=options)
             else:
                 self.custom.delete_cluster_custom_object(kind.group, kind.version, kind.plural, name, body=options)
@@ -151,6 +162,7 @@ class Client:
                 return _named(lambda **kw: fn(namespace, **kw), fn)
             return fn
         if kind.namespaced:
+            assert namespace is not None
             return _named(lambda **kw: self.custom.list_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, **kw), self.custom.list_namespaced_custom_object)
         return _named(lambda **kw: self.custom.list_cluster_custom_object(kind.group, kind.version, kind.plural, **kw), self.custom.list_cluster_custom_object)
 
@@ -158,5 +170,5 @@ class Client:
 def _named(fn: Callable[..., Any], like: Callable[..., Any]) -> Callable[..., Any]:
     # kubernetes.watch reads the wrapped function's docstring to pick its `watch` argument.
     fn.__doc__ = like.__doc__
-    fn.__name__ = getattr(like, "__name__", "list")  # type: ignore[attr-defined]
+    fn.__name__ = getattr(like, "__name__", "list")
     return fn

@@ -6,7 +6,7 @@ the predicate on a consistent snapshot. Nothing polls the API.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
 from conformance import results
 from conformance.expect import predicates, select
@@ -84,6 +84,6 @@ def timeline_check(rec: recorder.Recorder, exp: models.Expectation) -> results.C
     return results.Check(exp.label(), ok, f"{select.describe_ref(ref)} goes through {' -> '.join(wanted)}", " -> ".join(phases) or "no phase observed", rec.now())
 
 
-def _single(doc: dict[str, object]) -> tuple[str, object]:
+def _single(doc: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
     [(kind, spec)] = [(k, v) for k, v in doc.items() if k in models.PREDICATE_KINDS]
     return kind, spec

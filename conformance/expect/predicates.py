@@ -26,7 +26,7 @@ class Outcome:
 def _count_ok(count: Any, n: int) -> bool:
     if isinstance(count, int):
         return n == count
-    return count.get("min", 0) <= n <= count.get("max", n)
+    return bool(count.get("min", 0) <= n <= count.get("max", n))
 
 
 def count_text(count: Any) -> str:
@@ -96,7 +96,7 @@ def _event(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
     if "object" in spec and target is None:
         return Outcome(False, f"{select.describe_ref(spec['object'])} does not exist")
     found = []
-    reasons = Counter()
+    reasons: Counter[str | None] = Counter()
     for event in view.of(EVENT).values():
         involved = event.get("involvedObject") or event.get("regarding") or {}
         if target is not None and involved.get("uid") != target["metadata"].get("uid") and involved.get("name") != target["metadata"]["name"]:
@@ -148,7 +148,7 @@ def _object(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
 def _field_ok(got: Any, want: Any) -> bool:
     if isinstance(want, Mapping):
         if "exists" in want:
-            return select.missing(got) != want["exists"]
+            return bool(select.missing(got) != want["exists"])
         if select.missing(got):
             return False
         if "matches" in want:

@@ -69,7 +69,8 @@ class ImplementationError(RuntimeError):
 
 
 class Implementation(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def capabilities(self) -> frozenset[str]:
         """What it claims: `action:enqueue`, `plugin:gang`, `jobplugin:svc`, `admission:job`, ..."""

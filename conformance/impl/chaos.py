@@ -53,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     # SIGHUP is the child's (the reference scheduler reads its conf again): pass it on.
     current: list[subprocess.Popen[str]] = []
-    signal.signal(signal.SIGHUP, lambda *_: current and current[-1].poll() is None and current[-1].send_signal(signal.SIGHUP))
+
+    def pass_hup(*_: object) -> None:
+        if current and current[-1].poll() is None:
+            current[-1].send_signal(signal.SIGHUP)
+
+    signal.signal(signal.SIGHUP, pass_hup)
     kills = 0
     announced = False
     matched = threading.Event()

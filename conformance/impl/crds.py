@@ -32,7 +32,7 @@ def install(api: kubernetes.client.ApiClient, files: Iterable[pathlib.Path], own
                 if err.status != 409:
                     raise impl_base.ImplementationError(f"installing {owner}'s CRD {name} from {path} failed: HTTP {err.status}: {err.body}") from err
                 # Another implementation's CRD of the same name (the reference's or Volcano's): replaced.
-                doc["metadata"]["resourceVersion"] = ext.read_custom_resource_definition(name).metadata.resource_version
+                doc["metadata"]["resourceVersion"] = kube.meta(ext.read_custom_resource_definition(name)).resource_version
                 ext.replace_custom_resource_definition(name, doc)
 
     def established(state: dict[str, dict[str, Any]]) -> bool:

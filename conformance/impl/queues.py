@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import kubernetes
 
@@ -37,7 +37,7 @@ def wait_open(api: kubernetes.client.ApiClient, names: Sequence[str] = DEFAULT_Q
     custom = kubernetes.client.CustomObjectsApi(api)
     deadline = time.monotonic() + timeout_s
     while True:
-        listed = custom.list_cluster_custom_object(*QUEUES)
+        listed = cast(dict[str, Any], custom.list_cluster_custom_object(*QUEUES))
         state = {q["metadata"]["name"]: q for q in listed.get("items") or []}
         if all(_open(state.get(n)) for n in names):
             return {}

@@ -33,15 +33,16 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 import kubernetes
+import urllib3
 import yaml
 
 from conformance.cluster import base, docker, kube, nodes
 from conformance.impl import base as impl_base
 from conformance.impl import queues, volcano_images, volcano_webhooks
-from conformance.toolchain import errors, install, versions, volcano_resolve
+from conformance.toolchain import errors, install, versions, volcano, volcano_resolve
 
 RELEASE = "volcano"
 NAMESPACE = "volcano-system"
@@ -118,20 +119,20 @@ def parse(method: str, arg: str) -> InstallSpec:
     source = pairs.get(source_key)
     if source is None:
         try:
-            volcano_resolve.volcano.check_version(tag)
+            volcano.check_version(tag)
         except errors.ToolchainError as err:
             raise InstallSpecError(f"tag {tag!r} is not a Volcano release, so there is no release {source_key} to default to: give {source_key}=") from err
     images = Images(pairs["images"].rstrip("/"), tag) if "images" in pairs else None
     if images is None and source is not None:
         try:
-            volcano_resolve.volcano.check_version(tag)
+            volcano.check_version(tag)
         except errors.ToolchainError as err:
             raise InstallSpecError(f"without images= the kit builds them from a Volcano release, and {tag!r} is not one: give images= or a release tag") from err
     return InstallSpec(method, source, images, tag, pairs.get("kind-cluster"), pairs.get("release", RELEASE))
 
 
 def conf_text(conf: Mapping[str, Any]) -> str:
-    return yaml.safe_dump(dict(conf), sort_keys=False)
+    return cast(str, yaml.safe_dump(dict(conf), sort_keys=False))
 
 
 def away_from_kit_nodes() -> dict[str, Any]:
@@ -287,7 +288,7 @@ def wait_scheduler_ready(api: kubernetes.client.ApiClient, spec: InstallSpec, ti
     current = [rs for rs in apps.list_namespaced_replica_set(spec.namespace, label_selector=selector).items if (rs.spec.replicas or 0) > 0]
     if len(current) != 1:
         raise impl_base.ImplementationError(f"{spec.namespace}/{spec.scheduler_deployment}: expected one active ReplicaSet, found {len(current)}")
-    template_hash = current[0].metadata.labels["pod-template-hash"]
+    template_hash = (kube.meta(current[0]).labels or {})["pod-template-hash"]
     state = kube.watch_until(
         core.list_namespaced_pod,
         lambda s: _running_pod(s, template_hash) is not None,
@@ -298,7 +299,8 @@ def wait_scheduler_ready(api: kubernetes.client.ApiClient, spec: InstallSpec, ti
     pod = _running_pod(state, template_hash)
     assert pod is not None
     # The log, followed until the line (the API server closes the stream at the deadline).
-    stream = core.read_namespaced_pod_log(pod, spec.namespace, follow=True, _preload_content=False, _request_timeout=timeout_s)
+    # Typed as the preloaded text; without preloading the client returns urllib3's response.
+    stream = cast(urllib3.BaseHTTPResponse, core.read_namespaced_pod_log(pod, spec.namespace, follow=True, _preload_content=False, _request_timeout=timeout_s))
     try:
         for line in stream.stream():
             if SCHEDULER_READY.encode() in line:

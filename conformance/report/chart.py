@@ -60,7 +60,7 @@ def svg(timeline: Sequence[results.TimelineEntry], end_s: float) -> str:
     height = LANE_H * len(nodes) + 40
     parts = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" role="img" aria-label="pods on nodes over time">']
     for i, node in enumerate(nodes):
-        y = 10 + i * LANE_H
+        y: float = 10 + i * LANE_H
         parts.append(f'<text x="4" y="{y + 15}" font-size="12">{html.escape(node)}</text>')
         parts.append(f'<line x1="{LEFT}" y1="{y + LANE_H}" x2="{WIDTH - 10}" y2="{y + LANE_H}" stroke="#e5e7eb"/>')
     # Several pods on one node share its lane: each gets a thin slice of it.

@@ -56,7 +56,8 @@ def to_element(run: results.RunResult) -> ET.Element:
 
 
 def write(run: results.RunResult, path: pathlib.Path) -> None:
-    tree = ET.ElementTree(ET.Element("testsuites"))
-    tree.getroot().append(to_element(run))
+    root = ET.Element("testsuites")
+    root.append(to_element(run))
+    tree = ET.ElementTree(root)
     ET.indent(tree)
     tree.write(path, encoding="utf-8", xml_declaration=True)

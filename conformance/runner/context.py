@@ -48,16 +48,16 @@ class RunContext:
         self._node_key = None
         deleted = set()
         for node in self.client.core.list_node().items:
-            annotations = node.metadata.annotations or {}
+            annotations = kube.meta(node).annotations or {}
             if annotations.get(nodes.KWOK_NODE_ANNOTATION) != "fake":
                 continue
-            want = desired.get(node.metadata.name)
+            want = desired.get(kube.name_of(node))
             if want is None or not profile_nodes.same_node(self.api.sanitize_for_serialization(node), want):
-                self.client.delete(NODE, node.metadata.name, None)
-                deleted.add(node.metadata.name)
+                self.client.delete(NODE, kube.name_of(node), None)
+                deleted.add(kube.name_of(node))
         if deleted:
             kube.watch_until(self.client.core.list_node, lambda s: not deleted & set(s), NODES_TIMEOUT_S, f"nodes {sorted(deleted)} to be removed")
-        existing = {n.metadata.name for n in self.client.core.list_node().items}
+        existing = {kube.name_of(n) for n in self.client.core.list_node().items}
         created = sorted(set(desired) - existing)
         # A node created again under an old name must not inherit the old node's Lease.
         kube.delete_node_leases(self.api, created, NODES_TIMEOUT_S)
@@ -74,7 +74,7 @@ class RunContext:
 
     def new_namespace(self, scenario_id: str) -> str:
         name = f"{scenario_id[:50].rstrip('-')}-{secrets.token_hex(3)}"
-        self.client.core.create_namespace({"metadata": {"name": name, "labels": {"conformance.vck.io/scenario": scenario_id[:63].rstrip("-")}}})
+        self.client.core.create_namespace(resources.as_model({"metadata": {"name": name, "labels": {"conformance.vck.io/scenario": scenario_id[:63].rstrip("-")}}}))
         kube.wait_service_account(self.api, name, NAMESPACE_TIMEOUT_S)
         return name
 

@@ -8,10 +8,11 @@ implementation process is a failure.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 import traceback
-from typing import Iterator
+from typing import Callable, Iterator
 
 import kubernetes
 
@@ -114,10 +115,10 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
             if any(step.action == "node" for step in sc.steps):
                 # The scenario cordoned, tainted or deleted nodes: the next one gets fresh nodes.
                 ctx.forget_nodes()
-            cleanups = [lambda: ctx.delete_namespace(namespace)]
+            cleanups: list[Callable[[], None]] = [lambda: ctx.delete_namespace(namespace)]
             # Newest first: a child queue goes before its parent (Volcano refuses to delete a
             # queue that has children), and one refusal does not keep the rest.
-            cleanups += [lambda kind=kind, name=name: ctx.client.delete(kind, name, None) for kind, name in reversed(step_ctx.created_cluster_objects)]
+            cleanups += [functools.partial(ctx.client.delete, kind, name, None) for kind, name in reversed(step_ctx.created_cluster_objects)]
             for cleanup in cleanups:
                 try:
                     cleanup()

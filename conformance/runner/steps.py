@@ -70,7 +70,7 @@ def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str |
     return None
 
 
-def refusable(ctx: StepContext, change: Callable[[], None], what: str, expect_rejection: str | None, label: str) -> results.Check | None:
+def refusable(ctx: StepContext, change: Callable[[], object], what: str, expect_rejection: str | None, label: str) -> results.Check | None:
     """Make a change the API may refuse. A refusal is the implementation's answer: with
     `expect_rejection` it is judged against the regex, without it the scenario fails (the step
     could not be done), never a kit error. With `expect_rejection`, a change that was made is a
@@ -92,7 +92,7 @@ def refusable(ctx: StepContext, change: Callable[[], None], what: str, expect_re
 
 def _api_message(err: kubernetes.client.ApiException) -> str:
     try:
-        return str(json.loads(err.body).get("message", err.body))
+        return str(json.loads(err.body or "").get("message", err.body))
     except (TypeError, ValueError):
         return str(err.body or err.reason)
 
@@ -174,7 +174,7 @@ def run(ctx: StepContext, step: models.Step) -> results.Check | None:
     elif step.action == "evict_pods":
         for pod in _selected_pods(ctx, spec):
             name = pod["metadata"]["name"]
-            ctx.client.core.create_namespaced_pod_eviction(name, ctx.namespace, {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": ctx.namespace}})
+            ctx.client.core.create_namespaced_pod_eviction(name, ctx.namespace, resources.as_model({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": ctx.namespace}}))
     elif step.action == "delete_pods":
         for pod in _selected_pods(ctx, spec):
             ctx.client.delete(select.POD, pod["metadata"]["name"], ctx.namespace)

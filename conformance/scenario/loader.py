@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import pathlib
-from typing import IO, Any, Iterable, Sequence
+from typing import IO, Any, Iterable, Sequence, cast
 
 import jsonschema
 import yaml
@@ -59,7 +59,7 @@ class ScenarioError(Exception):
 
 @functools.lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-    return json.loads(SCHEMA_PATH.read_text())
+    return cast(dict[str, Any], json.loads(SCHEMA_PATH.read_text()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -221,8 +221,8 @@ def _message(err: jsonschema.ValidationError) -> tuple[list[Any], str]:
     if validator == "type":
         wanted = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
         article = "an" if wanted[0] in "aeiou" else "a"
-        extra = f" >= {sch['minimum']}" if "minimum" in sch else ""
-        return path, f"expected {article} {wanted}{extra}, got {_got(value)}"
+        bound = f" >= {sch['minimum']}" if "minimum" in sch else ""
+        return path, f"expected {article} {wanted}{bound}, got {_got(value)}"
     if validator == "pattern":
         if "(ms|s|m|h)" in err.validator_value:
             return path, f"expected a duration such as 30s, 500ms, 2m or 1.5h, got {_got(value)}"

@@ -259,7 +259,7 @@ def quantity_findings(doc: Mapping[str, Any]) -> list[Finding]:
     """Container requests and limits in the manifests the scenario applies are quantities: the API
     would refuse the object and the scenario would fail for the typo. (Node shapes are checked by
     the schema; an apply that expects a rejection may hold anything.)"""
-    manifests = [(("setup", i), m) for i, m in _items(doc, "setup")]
+    manifests: list[tuple[Path, Mapping[str, Any]]] = [(("setup", i), m) for i, m in _items(doc, "setup")]
     manifests += [(("steps", i, "apply"), s["apply"]) for i, s in _items(doc, "steps") if isinstance(s.get("apply"), Mapping) and "expect_rejection" not in s]
     out: list[Finding] = []
     for at, manifest in manifests:

@@ -163,7 +163,7 @@ class DeviceStream:
     def _read(self) -> None:
         code = grpc.StatusCode.OK
         try:
-            for response in self._call:  # type: ignore[attr-defined]  # a streaming call is iterable
+            for response in self._call:  # a streaming call is iterable
                 self._messages.put(tuple(_listed(d) for d in response.devices))
         except grpc.RpcError as err:
             code = err.code() if isinstance(err, grpc.Call) else grpc.StatusCode.UNKNOWN

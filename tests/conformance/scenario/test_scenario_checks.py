@@ -234,7 +234,7 @@ def test_any_judgment_will_do(body: str) -> None:
 def test_a_scenario_that_judges_nothing_is_refused() -> None:
     problem = only("steps:\n  - measure: {figure: f, fragmented_nodes: {resource: r}}\n  - pause: 1s\nexpect: []\n")
     assert (problem.line, problem.path) == (FIRST + 3, "expect")
-    assert problem.message.startswith("the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step, an `apply` step with `expect_rejection` or a `measure` step with a comparison")
+    assert problem.message.startswith("the scenario judges nothing: expected an `expect` entry, a `wait` step, an `expect` step, an `apply`, `patch`, `delete` or `scale` step with `expect_rejection` or a `measure` step with a comparison")
 
 
 def test_schema_problems_in_the_steps_do_not_also_say_nothing_is_judged() -> None:

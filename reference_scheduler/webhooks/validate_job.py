@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from reference_scheduler.controllers.job import policies
 from reference_scheduler.controllers.job.plugins import factory, mpi, ray
+from reference_scheduler.kube import quantity
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -90,6 +91,24 @@ def volume_errors(volumes: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
+def negative_resource_errors(task: Mapping[str, Any], index: int) -> str | None:
+    """A request or limit below zero, in the words of Kubernetes' pod template validation, which
+    Volcano's webhook runs on every task (admit_job.go, validateTaskTemplate)."""
+    spec = (task.get("template") or {}).get("spec") or {}
+    for field in ("initContainers", "containers"):
+        for position, container in enumerate(spec.get(field) or []):
+            resources = container.get("resources") or {}
+            for kind in ("limits", "requests"):
+                for name, raw in sorted((resources.get(kind) or {}).items()):
+                    try:
+                        negative = quantity.parse(raw) < 0
+                    except ValueError:
+                        continue  # the API server refuses what is no quantity, before any webhook
+                    if negative:
+                        return f' spec.task[{index}].template.spec.{field}[{position}].resources.{kind}[{name}]: Invalid value: "{raw}": must be greater than or equal to 0;'
+    return None
+
+
 def _has_cycle(tasks: Sequence[Mapping[str, Any]]) -> bool:
     graph = {t.get("name", ""): list((t.get("dependsOn") or {}).get("name") or []) for t in tasks}
     state: dict[str, int] = {}
@@ -161,6 +180,9 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
             msg += err + _valid_lists()
         if not ((task.get("template") or {}).get("spec") or {}).get("containers"):
             msg += f" spec.task[{tasks.index(task)}].template.spec.containers: Required value;"
+        err = negative_resource_errors(task, tasks.index(task))
+        if err:
+            msg += err
     err = qualified_name_errors(name)
     if err:
         msg += f" create job with name {name} validate failed [{err}]"

@@ -32,8 +32,8 @@ ROOTFS = "vck/volcano-rootfs"
 ROOTFS_PACKAGES = ("openssl", "ca-certificates")
 # Upstream: installer/dockerfile/webhook-manager/gen-admission-secret.sh
 SECRET_SCRIPT = "installer/dockerfile/webhook-manager/gen-admission-secret.sh"
-# Component image name -> the binary it runs (upstream: each Dockerfile's ENTRYPOINT).
-BINARY_OF = {"vc-scheduler": "vc-scheduler", "vc-controller-manager": "vc-controller-manager", "vc-webhook-manager": "vc-webhook-manager"}
+# Component -> the image name Volcano publishes it under (values.yaml basic.*_image_name).
+IMAGE_NAMES = {"scheduler": "vc-scheduler", "controller": "vc-controller-manager", "webhook": "vc-webhook-manager"}
 DOCKERFILE = """\
 FROM {base}
 COPY {binary} /{binary}
@@ -50,12 +50,18 @@ RUN chmod 0755 /usr/local/bin/kubectl /gen-admission-secret.sh /{binary} && ln -
 
 
 @dataclasses.dataclass(frozen=True)
-class BuiltImages:
+class Images:
+    """Volcano's three images: `<prefix>/<image name>:<tag>`."""
+
+    # Registry and repository prefix, such as docker.io/volcanosh or localhost:5001/me.
     prefix: str
     tag: str
 
-    def ref(self, image_name: str) -> str:
-        return f"{self.prefix}/{image_name}:{self.tag}"
+    def ref(self, component: str) -> str:
+        return f"{self.prefix}/{IMAGE_NAMES[component]}:{self.tag}"
+
+    def refs(self) -> list[str]:
+        return [self.ref(c) for c in IMAGE_NAMES]
 
 
 def _digest(paths: list[pathlib.Path], *parts: object) -> str:
@@ -70,29 +76,30 @@ def _kubectl(progress: Progress) -> pathlib.Path:
     return resolved["kubectl"].path
 
 
-def build(engine: docker.Engine, version: str, progress: Progress) -> BuiltImages:
+def build(engine: docker.Engine, version: str, progress: Progress) -> Images:
     """The three images for Volcano `version` (built when missing); returns where they are."""
     binaries = volcano_resolve.binaries(version, progress=progress)
     script = volcano_resolve.source_dir(version, progress) / SECRET_SCRIPT
     kubectl = _kubectl(progress)
     recipe = (DOCKERFILE, WEBHOOK_EXTRA, ROOTFS_PACKAGES, kind_image.SUITE)
-    tag = f"{version}-{_digest([*(binaries[b] for b in BINARY_OF.values()), script, kubectl], recipe)}"
-    built = BuiltImages(PREFIX, tag)
-    missing = [name for name in BINARY_OF if not engine.has_image(built.ref(name))]
+    tag = f"{version}-{_digest([*(binaries[name] for name in IMAGE_NAMES.values()), script, kubectl], recipe)}"
+    built = Images(PREFIX, tag)
+    missing = [component for component in IMAGE_NAMES if not engine.has_image(built.ref(component))]
     if not missing:
         return built
     base = kind_image.rootfs(engine, ROOTFS, ROOTFS_PACKAGES, progress)
-    for name in missing:
-        binary = BINARY_OF[name]
-        progress(f"volcano: image {built.ref(name)}")
+    for component in missing:
+        # Each image runs the binary of its own name (upstream: each Dockerfile's ENTRYPOINT).
+        binary = IMAGE_NAMES[component]
+        progress(f"volcano: image {built.ref(component)}")
         with tempfile.TemporaryDirectory(prefix="vck-volcano-image-") as tmp:
             context = pathlib.Path(tmp)
             shutil.copy2(binaries[binary], context / binary)
             extra = ""
-            if name == "vc-webhook-manager":
+            if component == "webhook":
                 shutil.copy2(kubectl, context / "kubectl")
                 shutil.copy2(script, context / "gen-admission-secret.sh")
                 extra = WEBHOOK_EXTRA.format(binary=binary)
             (context / "Dockerfile").write_text(DOCKERFILE.format(base=base, binary=binary, extra=extra))
-            engine.run(["build", "-q", "-t", built.ref(name), str(context)], timeout=1800)
+            engine.run(["build", "-q", "-t", built.ref(component), str(context)], timeout=1800)
     return built

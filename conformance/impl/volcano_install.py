@@ -42,13 +42,12 @@ import yaml
 from conformance.cluster import base, docker, kube, nodes
 from conformance.impl import base as impl_base
 from conformance.impl import queues, volcano_images, volcano_webhooks
+from conformance.impl.volcano_images import IMAGE_NAMES, Images
 from conformance.toolchain import errors, install, versions, volcano, volcano_resolve
 
 RELEASE = "volcano"
 NAMESPACE = "volcano-system"
 CONF_KEY = "volcano-scheduler.conf"
-# Component -> the image name Volcano publishes it under (values.yaml basic.*_image_name).
-IMAGE_NAMES = {"scheduler": "vc-scheduler", "controller": "vc-controller-manager", "webhook": "vc-webhook-manager"}
 ROLLOUT_TIMEOUT_S = 300.0
 READY_TIMEOUT_S = 120.0
 # Where the release keeps what the kit installs from (upstream: installer/).
@@ -60,19 +59,6 @@ SCHEDULER_READY = "Scheduler completes Initialization and start to run"
 
 class InstallSpecError(ValueError):
     """The --vck-impl value does not say what to install; the message shows the expected form."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Images:
-    # Registry and repository prefix, such as docker.io/volcanosh or localhost:5001/me.
-    prefix: str
-    tag: str
-
-    def ref(self, component: str) -> str:
-        return f"{self.prefix}/{IMAGE_NAMES[component]}:{self.tag}"
-
-    def refs(self) -> list[str]:
-        return [self.ref(c) for c in IMAGE_NAMES]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -472,10 +458,9 @@ class VolcanoInstalled:
 def _build_images(tag: str) -> Images:
     """The release's images built here (volcano_images), on this machine's Docker engine."""
     try:
-        built = volcano_images.build(docker.ensure(), tag, progress=_stderr)
+        return volcano_images.build(docker.ensure(), tag, progress=_stderr)
     except (errors.ToolchainError, base.ClusterError) as err:
         raise impl_base.ImplementationError(f"volcano {tag}: could not build its images here: {err}") from err
-    return Images(built.prefix, built.tag)
 
 
 def _stderr(line: str) -> None:

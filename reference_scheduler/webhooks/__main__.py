@@ -28,28 +28,9 @@ SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
 LIVE_TIMEOUT_S = 30.0
 
 
-def _queue_lookups(api: kubernetes.client.ApiClient, store: informer.Store) -> tuple[Any, Any]:
-    custom = kubernetes.client.CustomObjectsApi(api)
-
-    def queue(name: str) -> Mapping[str, Any] | None:
-        found = store.get("", name)
-        if found is not None and (found.get("status") or {}).get("state") == "Open":
-            return found
-        # A queue created a moment ago may not have reached the watch yet, nor its opening by
-        # the queue controller: ask the API, so a refusal is never due to this cache's lag.
-        try:
-            return custom.get_cluster_custom_object(*SCHEDULING, "queues", name)
-        except kubernetes.client.ApiException as err:
-            if err.status == 404:
-                return None
-            raise
-
-    return queue, store.snapshot
-
-
 def _queue_from_api(api: kubernetes.client.ApiClient) -> Any:
-    """Any queue as the API has it now: a parent's status.allocated, written by the scheduler a
-    moment ago, decides whether it may take a child."""
+    """Any queue as the API has it now (None: there is none). The queue rules read a parent's
+    status.allocated with it: the scheduler may have written it a moment ago."""
     custom = kubernetes.client.CustomObjectsApi(api)
 
     def queue(name: str) -> Mapping[str, Any] | None:
@@ -61,6 +42,20 @@ def _queue_from_api(api: kubernetes.client.ApiClient) -> Any:
             raise
 
     return queue
+
+
+def _queue_lookups(api: kubernetes.client.ApiClient, store: informer.Store) -> tuple[Any, Any]:
+    from_api = _queue_from_api(api)
+
+    def queue(name: str) -> Mapping[str, Any] | None:
+        found = store.get("", name)
+        if found is not None and (found.get("status") or {}).get("state") == "Open":
+            return found
+        # A queue created a moment ago may not have reached the watch yet, nor its opening by
+        # the queue controller: ask the API, so a refusal is never due to this cache's lag.
+        return from_api(name)
+
+    return queue, store.snapshot
 
 
 def _wait_live(api: kubernetes.client.ApiClient, deadline_s: float) -> None:

@@ -145,7 +145,7 @@ def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> py
     plain `pytest scenarios/`, under a folder named `scenarios`."""
     if file_path.suffix not in (".yaml", ".yml"):
         return None
-    roots = [pathlib.Path(r) for r in parent.config.getoption("--vck-scenarios") or []]
+    roots = [pathlib.Path(r).resolve() for r in parent.config.getoption("--vck-scenarios") or []]
     if roots:
         resolved = file_path.resolve()
         wanted = any(resolved == root or root in resolved.parents for root in roots)

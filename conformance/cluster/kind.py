@@ -116,8 +116,7 @@ class KindBackend:
 
     def kind_binary(self) -> str:
         """The kind CLI: the toolchain's (a release download, else built from its Go module)."""
-        resolved = install.install_components([c for c in versions.kind_components() if c.name == "kind"], progress=self.progress, lock="kind-build.lock")
-        return str(resolved["kind"].path)
+        return str(install.binary("kind", self.progress))
 
     def _run(self, args: Sequence[str], check: bool = True, timeout: float = CREATE_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
         argv = [self.kind_binary(), *args]

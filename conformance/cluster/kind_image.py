@@ -99,7 +99,7 @@ def build(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress
     with install.locked(cache.cache_dir(), "kind.lock", progress):
         if engine.has_image(image) and not force:
             return  # another process built it while this one waited
-        binaries = {name: r.path for name, r in install.install_components(versions.kind_components(), root=cache.cache_dir(), progress=progress, lock="kind-build.lock").items()}
+        binaries = {name: r.path for name, r in install.install_components(versions.kind_components(), root=cache.cache_dir(), progress=progress, lock=install.KIND_LOCK).items()}
         binaries.update(install.paths())
         binaries["pause"] = pause_binary(progress)
         node_rootfs = rootfs(engine, "vck/kind-rootfs", NODE_PACKAGES, progress)

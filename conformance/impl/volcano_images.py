@@ -24,7 +24,7 @@ import tempfile
 from typing import Callable
 
 from conformance.cluster import docker, kind_image
-from conformance.toolchain import install, versions, volcano_resolve
+from conformance.toolchain import install, volcano_resolve
 
 Progress = Callable[[str], None]
 PREFIX = "vck.local/volcanosh"
@@ -71,16 +71,11 @@ def _digest(paths: list[pathlib.Path], *parts: object) -> str:
     return digest.hexdigest()[:12]
 
 
-def _kubectl(progress: Progress) -> pathlib.Path:
-    resolved = install.install_components([versions.component("kubectl")], progress=progress)
-    return resolved["kubectl"].path
-
-
 def build(engine: docker.Engine, version: str, progress: Progress) -> Images:
     """The three images for Volcano `version` (built when missing); returns where they are."""
     binaries = volcano_resolve.binaries(version, progress=progress)
     script = volcano_resolve.source_dir(version, progress) / SECRET_SCRIPT
-    kubectl = _kubectl(progress)
+    kubectl = install.binary("kubectl", progress)
     recipe = (DOCKERFILE, WEBHOOK_EXTRA, ROOTFS_PACKAGES, kind_image.SUITE)
     tag = f"{version}-{_digest([*(binaries[name] for name in IMAGE_NAMES.values()), script, kubectl], recipe)}"
     built = Images(PREFIX, tag)

@@ -325,12 +325,10 @@ def run_command(argv: Sequence[str], stdin: str | None) -> None:
 
 def toolchain_binary(name: str) -> str:
     """kind or kubectl from the kit's toolchain (built from Go modules where not downloaded)."""
-    components = versions.kind_components() if name == "kind" else (versions.component(name),)
     try:
-        resolved = install.install_components([c for c in components if c.name == name], lock="kind-build.lock" if name == "kind" else "toolchain.lock")
+        return str(install.binary(name))
     except errors.ToolchainError as err:
         raise impl_base.ImplementationError(f"{name}: {err}") from err
-    return str(resolved[name].path)
 
 
 class VolcanoInstalled:

@@ -109,6 +109,20 @@ def install(
     return install_components(wanted, source, root, progress)
 
 
+# The lock of kind's components (the CLI and the node image's binaries): a long build of those
+# never holds up a cluster start, which takes the toolchain's.
+KIND_LOCK = "kind-build.lock"
+
+
+def binary(name: str, progress: Progress = _stderr) -> pathlib.Path:
+    """One component's binary, made present: kind's under their own lock, the others under the
+    toolchain's."""
+    kind = [c for c in versions.kind_components() if c.name == name]
+    if kind:
+        return install_components(kind, progress=progress, lock=KIND_LOCK)[name].path
+    return install_components([versions.component(name)], progress=progress)[name].path
+
+
 def install_components(
     wanted: Sequence[versions.Component],
     source: Source = "auto",

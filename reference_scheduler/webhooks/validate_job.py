@@ -8,18 +8,20 @@ simultaneously`, ...) since scenarios and users match on them.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from reference_scheduler.controllers.job import policies
 from reference_scheduler.controllers.job.plugins import factory, mpi, ray
 from reference_scheduler.kube import quantity
+from reference_scheduler.webhooks import validate_queue
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
 POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "TerminateJob", "CompleteJob", "ResumeJob")
-QueueLookup = Callable[[str], Mapping[str, Any] | None]
-QueueList = Callable[[], Sequence[Mapping[str, Any]]]
+# The queue lookups the Job rules take are the queue rules' (one place says what they are).
+QueueLookup = validate_queue.QueueLookup
+QueueList = validate_queue.QueueList
 
 
 def dns1123_label_errors(value: str) -> str | None:
@@ -210,9 +212,9 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
         if queue_name == "root":
             msg += " can not submit job to root queue;"
         else:
-            children = [c for c in queues() if (c.get("spec") or {}).get("parent") == queue_name]
-            if children:
-                msg += f" can only submit job to leaf queue, queue `{queue_name}` has {len(children)} child queues;"
+            kids = validate_queue.children(queue_name, queues)
+            if kids:
+                msg += f" can only submit job to leaf queue, queue `{queue_name}` has {len(kids)} child queues;"
     if any(t.get("dependsOn") for t in tasks) and _has_cycle(tasks):
         msg += " job has dependencies between tasks, but doesn't form a directed acyclic graph(DAG);"
     return msg.strip()

@@ -59,7 +59,8 @@ ROOT = "root"
 UNDELETABLE = ("default", ROOT)
 
 
-def _children(name: str, queues: QueueList) -> list[str]:
+def children(name: str, queues: QueueList) -> list[str]:
+    """The names of the queues whose spec.parent is `name`."""
     return [str(q["metadata"]["name"]) for q in queues() if ((q.get("spec") or {}).get("parent") or "") == name]
 
 
@@ -81,7 +82,7 @@ def validate_hierarchy(queue: Mapping[str, Any], lookup: QueueLookup, queues: Qu
     if parent is None:
         return f'failed to get parent queue of queue {name}: queue.scheduling.volcano.sh "{parent_name}" not found'
     pods = _allocated_pods(parent)
-    if not _children(parent_name, queues) and pods:
+    if not children(parent_name, queues) and pods:
         return f"queue {parent_name} cannot be the parent queue of queue {name} because it has allocated Pods: {pods}"
     return ""
 
@@ -92,7 +93,7 @@ def validate_delete(name: str, lookup: QueueLookup, queues: QueueList) -> str:
         return f"`{name}` queue can not be deleted"
     if lookup(name) is None:
         return f'queue.scheduling.volcano.sh "{name}" not found'
-    children = _children(name, queues)
-    if children:
-        return f"queue {name} can not be deleted because it has {len(children)} child queues: {', '.join(children)}"
+    kids = children(name, queues)
+    if kids:
+        return f"queue {name} can not be deleted because it has {len(kids)} child queues: {', '.join(kids)}"
     return ""

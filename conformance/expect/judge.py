@@ -6,7 +6,7 @@ the predicate on a consistent snapshot. Nothing polls the API.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from conformance import results
 from conformance.expect import predicates, select
@@ -40,11 +40,70 @@ def over_window(rec: recorder.Recorder, predicate: models.Predicate, mode: str, 
             rec.cond.wait(remaining)
 
 
-def expectation(rec: recorder.Recorder, exp: models.Expectation, time_scale: float) -> results.Check:
+def expectation(rec: recorder.Recorder, exp: models.Expectation, time_scale: float, step_ends: Sequence[float] = ()) -> results.Check:
+    """Judge one expectation. `step_ends` are the moments each step of the scenario finished (by
+    index), which anchor `never_since` and `between`."""
     if exp.mode == "timeline":
         return timeline_check(rec, exp)
     assert exp.predicate is not None
+    if exp.mode in models.ANCHORED_MODES:
+        assert exp.since_step is not None
+        if exp.since_step >= len(step_ends):
+            raise ValueError(f"{exp.label()}: step {exp.since_step + 1} has not run, so nothing is anchored at it")
+        anchor = step_ends[exp.since_step]
+        if exp.mode == "never_since":
+            return never_since(rec, exp.predicate, anchor, exp.since_step, exp.label())
+        assert exp.between_s is not None
+        earliest, latest = (bound * time_scale for bound in exp.between_s)
+        return between(rec, exp.predicate, anchor, exp.since_step, earliest, latest, exp.label())
     return over_window(rec, exp.predicate, exp.mode, exp.window_s * time_scale, exp.label())
+
+
+def never_since(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float, step: int, label: str) -> results.Check:
+    """The predicate held at no recorded moment from the end of step `step` until now."""
+    expected = f"never since step {step + 1} ended (at {anchor_s:.1f}s): {predicates.expected_text(predicate)}"
+    observed = "no state recorded"
+    for view in rec.history(since_s=anchor_s):
+        outcome = predicates.evaluate(predicate, view)
+        if outcome.holds:
+            return results.Check(label, False, expected, f"held at {view.t_s:.1f}s ({view.t_s - anchor_s:.1f}s after step {step + 1}): {outcome.observed}", rec.now())
+        observed = outcome.observed
+    return results.Check(label, True, expected, f"not once in {rec.now() - anchor_s:.1f}s; last: {observed}", rec.now())
+
+
+def between(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float, step: int, earliest_s: float, latest_s: float, label: str) -> results.Check:
+    """The predicate first held (from the end of step `step` on) no sooner than `earliest_s` and
+    no later than `latest_s` after it: what came before is read from the history, what is still to
+    come is waited for."""
+    expected = f"first held between {earliest_s:g}s and {latest_s:g}s after step {step + 1} ended: {predicates.expected_text(predicate)}"
+    last = "no state recorded"
+    for view in rec.history(since_s=anchor_s):
+        outcome = predicates.evaluate(predicate, view)
+        last = outcome.observed
+        if outcome.holds:
+            return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
+    deadline = anchor_s + latest_s
+    seen = -1  # judge the state now first: it may have changed since the history was read
+    with rec.cond:
+        while True:
+            if rec.version != seen:
+                seen = rec.version
+                outcome = predicates.evaluate(predicate, rec.view())
+                last = outcome.observed
+                if outcome.holds:
+                    return _first_held(label, expected, rec.now() - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
+            remaining = deadline - rec.now()
+            if remaining <= 0:
+                return results.Check(label, False, expected, f"not by {latest_s:g}s after step {step + 1}: {last}", rec.now())
+            rec.cond.wait(remaining)
+
+
+def _first_held(label: str, expected: str, after_s: float, earliest_s: float, latest_s: float, observed: str, now: float) -> results.Check:
+    if after_s < earliest_s:
+        return results.Check(label, False, expected, f"held already {after_s:.1f}s after, too soon: {observed}", now)
+    if after_s > latest_s:
+        return results.Check(label, False, expected, f"first held {after_s:.1f}s after, too late: {observed}", now)
+    return results.Check(label, True, expected, f"first held {after_s:.1f}s after: {observed}", now)
 
 
 def _first_time(states: Iterator[recorder.View], predicate: models.Predicate) -> tuple[float | None, str]:
@@ -74,14 +133,33 @@ def timeline_check(rec: recorder.Recorder, exp: models.Expectation) -> results.C
     ref = spec["object"]
     phases: list[str] = []
     for view in rec.history():
-        obj = select.resolve(view, ref)
+        try:
+            obj = select.resolve(view, ref)
+        except select.Ambiguous:
+            obj = None
         phase = summaries.phase_of(ref["kind"], obj) if obj is not None else None
         if phase and (not phases or phases[-1] != phase):
             phases.append(phase)
+    return _phase_history_check(exp.label(), select.describe_ref(ref), spec, phases, rec.now())
+
+
+def _phase_history_check(label: str, what: str, spec: Mapping[str, Any], phases: list[str], now: float) -> results.Check:
+    """`phases` in this order (others may come between; with `exactly`, none may), and none of
+    `without` ever."""
     wanted = list(spec["phases"])
     remaining = iter(phases)
-    ok = all(any(p == w for p in remaining) for w in wanted)
-    return results.Check(exp.label(), ok, f"{select.describe_ref(ref)} goes through {' -> '.join(wanted)}", " -> ".join(phases) or "no phase observed", rec.now())
+    in_order = all(any(p == w for p in remaining) for w in wanted)
+    exact = not spec.get("exactly") or phases == wanted
+    forbidden = [p for p in phases if p in (spec.get("without") or ())]
+    expected = f"{what} goes through {' -> '.join(wanted)}"
+    if spec.get("exactly"):
+        expected += " and through nothing else"
+    if spec.get("without"):
+        expected += f", never {' or '.join(spec['without'])}"
+    observed = " -> ".join(phases) or "no phase observed"
+    if forbidden:
+        observed += f" (was {', '.join(dict.fromkeys(forbidden))})"
+    return results.Check(label, in_order and exact and not forbidden, expected, observed, now)
 
 
 def _single(doc: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

@@ -134,18 +134,65 @@ def _object(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
     if obj is None:
         return Outcome(not exists, f"{select.describe_ref(ref)} does not exist")
     if not exists:
-        return Outcome(False, f"{select.describe_ref(ref)} exists")
-    failures = []
-    for path, want in (spec.get("fields") or {}).items():
-        got = select.field(obj, path)
-        if not _field_ok(got, want):
-            failures.append(f"{path} = {'(absent)' if select.missing(got) else json.dumps(got, default=str)[:200]}")
+        return Outcome(False, f"{select.describe_ref(ref)} exists ({obj['metadata']['name']})" if "name" not in ref else f"{select.describe_ref(ref)} exists")
+    failures = field_failures(view, obj, spec.get("fields") or {})
     if failures:
         return Outcome(False, f"{select.describe_ref(ref)}: " + "; ".join(failures))
     return Outcome(True, f"{select.describe_ref(ref)} has every field")
 
 
-def _field_ok(got: Any, want: Any) -> bool:
+def field_failures(view: recorder.View, obj: Mapping[str, Any], fields: Mapping[str, Any]) -> list[str]:
+    """`path = value` for each field of `obj` that does not match what `fields` wants."""
+    failures = []
+    for path, want in fields.items():
+        got = select.field(obj, path)
+        if not _field_ok(view, obj, got, want):
+            shown = "(absent)" if select.missing(got) else json.dumps(got, default=str)[:200]
+            failures.append(f"{path} = {shown}{_remembered_note(view, obj, want)}")
+    return failures
+
+
+def _remembered_note(view: recorder.View, obj: Mapping[str, Any], want: Any) -> str:
+    """For a comparison with a remembered value, what was remembered (the reader needs both)."""
+    if not isinstance(want, Mapping):
+        return ""
+    name = want.get("same_as", want.get("differs_from"))
+    if name is None:
+        return ""
+    found, value = _remembered(view, name, obj)
+    return f" (remembered as {name}: {json.dumps(value, default=str)[:200] if found else 'nothing for this object'})"
+
+
+def _remembered(view: recorder.View, name: str, obj: Mapping[str, Any]) -> tuple[bool, Any]:
+    """The value a `remember` step noted under `name` for this object: the one value of a single
+    object, or, from a selection, the value noted for the object of the same name."""
+    memory = view.memory.get(name)
+    if memory is None:
+        return False, None
+    if memory.per_name is None:
+        return True, memory.single
+    own = str((obj.get("metadata") or {}).get("name"))
+    return (own in memory.per_name), memory.per_name.get(own)
+
+
+def _json_of(got: Any) -> tuple[bool, Any]:
+    if not isinstance(got, str):
+        return False, None
+    try:
+        return True, json.loads(got)
+    except ValueError:
+        return False, None
+
+
+def json_contains(have: Any, want: Any) -> bool:
+    """`want` is part of `have`: each key of a mapping present with a value that contains the wanted
+    one; anything else (lists, strings, numbers) equal."""
+    if isinstance(want, Mapping):
+        return isinstance(have, Mapping) and all(k in have and json_contains(have[k], v) for k, v in want.items())
+    return bool(have == want)
+
+
+def _field_ok(view: recorder.View, obj: Mapping[str, Any], got: Any, want: Any) -> bool:
     if isinstance(want, Mapping):
         if "exists" in want:
             return bool(select.missing(got) != want["exists"])
@@ -155,9 +202,37 @@ def _field_ok(got: Any, want: Any) -> bool:
             return re.search(want["matches"], got if isinstance(got, str) else json.dumps(got)) is not None
         if "contains" in want:
             return want["contains"] in got if isinstance(got, (list, str)) else False
+        if "json" in want or "json_contains" in want:
+            parsed, value = _json_of(got)
+            return parsed and (value == want["json"] if "json" in want else json_contains(value, want["json_contains"]))
+        if "same_as" in want or "differs_from" in want:
+            found, value = _remembered(view, want.get("same_as", want.get("differs_from")), obj)
+            same = found and _equal(got, value)
+            return same if "same_as" in want else not same
     if select.missing(got):
         return False
+    return _equal(got, want)
+
+
+def _equal(got: Any, want: Any) -> bool:
     return bool(got == want or (not isinstance(got, (dict, list)) and str(got) == str(want)))
+
+
+def _every(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    """At least `min` objects selected (default 1), and every one has every field."""
+    if "objects" in spec:
+        found = select.objects(view, spec["objects"])
+    else:
+        found = matching_pods(view, spec)
+    minimum = spec.get("min", 1)
+    if len(found) < minimum:
+        return Outcome(False, f"{len(found)} selected, at least {minimum} wanted: {[o['metadata']['name'] for o in found][:10]}")
+    failing = {o["metadata"]["name"]: field_failures(view, o, spec.get("fields") or {}) for o in found}
+    failing = {name: failures for name, failures in failing.items() if failures}
+    if failing:
+        shown = "; ".join(f"{name}: {', '.join(failures)}" for name, failures in list(failing.items())[:5])
+        return Outcome(False, f"{len(failing)} of {len(found)} selected do not: {shown}")
+    return Outcome(True, f"all {len(found)} selected have every field: {[o['metadata']['name'] for o in found][:10]}")
 
 
 def _placement(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
@@ -196,11 +271,17 @@ EVALUATORS: dict[str, Callable[[recorder.View, Mapping[str, Any]], Outcome]] = {
     "object": _object,
     "placement": _placement,
     "ratio": _ratio,
+    "every": _every,
 }
 
 
 def evaluate(predicate: models.Predicate, view: recorder.View) -> Outcome:
-    return EVALUATORS[predicate.kind](view, predicate.spec)
+    """The predicate's verdict on one state. A reference that names several objects at once
+    (select.Ambiguous) does not hold, and says which matched."""
+    try:
+        return EVALUATORS[predicate.kind](view, predicate.spec)
+    except select.Ambiguous as err:
+        return Outcome(False, str(err))
 
 
 def expected_text(predicate: models.Predicate) -> str:
@@ -211,4 +292,7 @@ def expected_text(predicate: models.Predicate) -> str:
     if predicate.kind == "phase":
         wanted = spec.get("is") or " or ".join(spec["in"])
         return f"{select.describe_ref(spec['object'])} in phase {wanted}"
+    if predicate.kind == "every":
+        what = f"pods matching {json.dumps(spec.get('select') or {})}" if "objects" not in spec else select.describe_selection(spec["objects"]) + " objects"
+        return f"at least {spec.get('min', 1)} {what}, each with {json.dumps(spec.get('fields') or {}, sort_keys=True)}"
     return f"{predicate.kind} {json.dumps(dict(spec), sort_keys=True)}"

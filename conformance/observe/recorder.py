@@ -33,12 +33,24 @@ class Change:
     obj: Mapping[str, Any]
 
 
-class View:
-    """The state at one moment: every observed object by kind and key."""
+@dataclasses.dataclass(frozen=True)
+class Remembered:
+    """A value a `remember` step noted: one object's (`single`), or one per object of a selection,
+    by name (`per_name`); `source` says what it was read from."""
 
-    def __init__(self, objects: Mapping[resources.Kind, Mapping[Key, Mapping[str, Any]]], t_s: float) -> None:
+    source: str
+    single: Any = None
+    per_name: Mapping[str, Any] | None = None
+
+
+class View:
+    """The state at one moment: every observed object by kind and key, and what the scenario's
+    steps remembered so far."""
+
+    def __init__(self, objects: Mapping[resources.Kind, Mapping[Key, Mapping[str, Any]]], t_s: float, memory: Mapping[str, Remembered] | None = None) -> None:
         self._objects = objects
         self.t_s = t_s
+        self.memory: Mapping[str, Remembered] = memory if memory is not None else {}
 
     def of(self, kind: resources.Kind) -> Mapping[Key, Mapping[str, Any]]:
         return self._objects.get(kind, {})
@@ -62,6 +74,8 @@ class Recorder:
         self.changes: list[Change] = []
         self.steps: list[results.TimelineEntry] = []
         self.errors: list[str] = []
+        # Values `remember` steps noted, by name: the scenario's own record, read by the judge.
+        self.memory: dict[str, Remembered] = {}
         self._objects: dict[resources.Kind, dict[Key, Mapping[str, Any]]] = {k: {} for k in self.kinds}
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -91,24 +105,34 @@ class Recorder:
     # --- reading ----------------------------------------------------------------------------------
     def view(self) -> View:
         """A consistent snapshot; call with `cond` held when judging."""
-        return View({k: dict(v) for k, v in self._objects.items()}, self.now())
+        return View({k: dict(v) for k, v in self._objects.items()}, self.now(), dict(self.memory))
 
     def mark(self, label: str, detail: Mapping[str, Any] | None = None) -> None:
         """Put a step into the timeline, so a reader sees what the scenario did when."""
         with self.cond:
             self.steps.append(results.TimelineEntry(self.now(), "STEP", "Step", self.namespace, label, dict(detail or {})))
 
-    def history(self) -> Iterator[View]:
-        """Replays every recorded state in order (for ordering and sequence checks)."""
+    def history(self, since_s: float | None = None) -> Iterator[View]:
+        """Replays every recorded state in order (for ordering and sequence checks). With
+        `since_s`, from that moment: first the state current then (timed `since_s`), then each
+        later one. A yielded view is valid until the next is asked for."""
         with self.cond:
             changes = list(self.changes)
+            memory = dict(self.memory)
         objects: dict[resources.Kind, dict[Key, Mapping[str, Any]]] = {k: {} for k in self.kinds}
+        pending_start = since_s is not None
         for change in changes:
+            if pending_start and since_s is not None and change.t_s > since_s:
+                pending_start = False
+                yield View(objects, since_s, memory)
             if change.event == "DELETED":
                 objects[change.kind].pop(change.key, None)
             else:
                 objects[change.kind][change.key] = change.obj
-            yield View(objects, change.t_s)
+            if not pending_start:
+                yield View(objects, change.t_s, memory)
+        if pending_start and since_s is not None:
+            yield View(objects, since_s, memory)
 
     def timeline(self) -> tuple[results.TimelineEntry, ...]:
         with self.cond:

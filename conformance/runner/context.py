@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import kubernetes
 
@@ -57,15 +57,26 @@ class RunContext:
                 deleted.add(kube.name_of(node))
         if deleted:
             kube.watch_until(self.client.core.list_node, lambda s: not deleted & set(s), NODES_TIMEOUT_S, f"nodes {sorted(deleted)} to be removed")
+        self._create_nodes(list(desired.values()))
+        self._node_key = key
+
+    def add_node(self, manifest: Mapping[str, Any]) -> None:
+        """One more kwok node (a scenario's `node: add` step), usable when this returns. The
+        nodes are no longer as shaped: the next scenario compares them afresh."""
+        self._node_key = None
+        self._create_nodes([dict(manifest)])
+
+    def _create_nodes(self, manifests: Sequence[dict[str, Any]]) -> None:
+        """Create the nodes that do not exist yet and wait until every one is Ready, with a fresh
+        Lease, and runs pods."""
         existing = {kube.name_of(n) for n in self.client.core.list_node().items}
-        created = sorted(set(desired) - existing)
+        created = sorted({m["metadata"]["name"] for m in manifests} - existing)
         # A node created again under an old name must not inherit the old node's Lease.
         kube.delete_node_leases(self.api, created, NODES_TIMEOUT_S)
-        kube.create_nodes(self.api, desired.values())
-        kube.wait_nodes_ready(self.api, list(desired), NODES_TIMEOUT_S)
+        kube.create_nodes(self.api, manifests)
+        kube.wait_nodes_ready(self.api, [m["metadata"]["name"] for m in manifests], NODES_TIMEOUT_S)
         kube.wait_fresh_node_leases(self.api, created, NODES_TIMEOUT_S)
         kube.wait_pods_run_on(self.api, created, NODES_TIMEOUT_S)
-        self._node_key = key
 
     def prepare_devices(self, prof: profile.Profile | None) -> None:
         """Make the profile's Numatopology and HyperNode objects exactly the scenario's (none

@@ -82,7 +82,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
         log.debug("setup of %s failed", sc.id, exc_info=True)
         return _result(sc, results.Status.ERROR, f"the kit could not prepare the scenario: {err.__class__.__name__}: {err}", started, phases_s=clock.spent)
     rec = recorder.Recorder(ctx.client, namespace, [resources.lookup(k) for k in OBSERVED_KINDS])
-    step_ctx = steps.StepContext(ctx.client, namespace, rec, ctx.time_scale, reconfigure=lambda conf: ctx.implementation.ensure(ctx.cluster, conf))
+    step_ctx = steps.StepContext(ctx.client, namespace, rec, ctx.time_scale, reconfigure=lambda conf: ctx.implementation.ensure(ctx.cluster, conf), add_node=ctx.add_node)
     checks: list[results.Check] = []
     status, reason = results.Status.PASSED, ""
     try:
@@ -113,7 +113,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
             rec.stop()
             timeline = rec.timeline()
             if any(step.action == "node" for step in sc.steps):
-                # The scenario cordoned, tainted or deleted nodes: the next one gets fresh nodes.
+                # The scenario added, cordoned, tainted or deleted nodes: the next one gets fresh nodes.
                 ctx.forget_nodes()
             cleanups: list[Callable[[], None]] = [lambda: ctx.delete_namespace(namespace)]
             # Newest first: a child queue goes before its parent (Volcano refuses to delete a
@@ -141,7 +141,7 @@ def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Record
                 if first_failure and not check.passed:
                     return None
         for exp in sc.expect:
-            checks.append(judge.expectation(rec, exp, time_scale))
+            checks.append(judge.expectation(rec, exp, time_scale, step_ctx.step_ends))
             if first_failure and not checks[-1].passed:
                 return None
     except steps.StepFailed as err:

@@ -9,15 +9,19 @@ import json
 import math
 import re
 import time
+import zlib
 from typing import Any, Callable, Mapping
 
 import kubernetes
 
 from conformance import results
-from conformance.cluster import resources
+from conformance.cluster import nodes, resources
 from conformance.expect import figures, judge, predicates, select
 from conformance.observe import recorder
 from conformance.scenario import durations, models
+
+# Added nodes take InternalIPs from this index up (nodes.node_ip), clear of the scenario's own.
+ADDED_NODE_IPS = 20000
 
 
 class StepFailed(Exception):
@@ -41,6 +45,10 @@ class StepContext:
     reconfigure: Callable[[Mapping[str, Any]], None] | None = None
     # The figures `measure` steps recorded, by name, for the scenario's result.
     figures: dict[str, float] = dataclasses.field(default_factory=dict)
+    # Creates one kwok node from its manifest and waits until it is usable (a `node: add` step).
+    add_node: Callable[[Mapping[str, Any]], None] | None = None
+    # When each step finished, by index: the anchors of `never_since` and `between`.
+    step_ends: list[float] = dataclasses.field(default_factory=list)
 
 
 def _namespaced(ctx: StepContext, manifest: Mapping[str, Any]) -> tuple[resources.Kind, dict[str, Any]]:
@@ -101,8 +109,11 @@ def _object_name(ctx: StepContext, ref: Mapping[str, Any]) -> tuple[resources.Ki
     kind = resources.lookup(ref["kind"], ref.get("apiVersion"))
     if "name" in ref:
         return kind, ref["name"]
-    with ctx.rec.cond:
-        obj = select.resolve(ctx.rec.view(), ref)
+    try:
+        with ctx.rec.cond:
+            obj = select.resolve(ctx.rec.view(), ref)
+    except select.Ambiguous as err:
+        raise StepFailed(str(err)) from err
     if obj is None:
         raise StepFailed(f"{select.describe_ref(ref)} does not exist")
     return kind, obj["metadata"]["name"]
@@ -145,6 +156,13 @@ def end_pods(ctx: StepContext, spec: Mapping[str, Any]) -> None:
 
 
 def run(ctx: StepContext, step: models.Step) -> results.Check | None:
+    """Take one step; the moment it finished is noted for the expectations anchored at it."""
+    check = _take(ctx, step)
+    ctx.step_ends.append(ctx.rec.now())
+    return check
+
+
+def _take(ctx: StepContext, step: models.Step) -> results.Check | None:
     label = step.label()
     ctx.rec.mark(label, {"action": step.action})
     spec = step.spec
@@ -168,7 +186,7 @@ def run(ctx: StepContext, step: models.Step) -> results.Check | None:
         return check
     elif step.action == "expect":
         assert step.expectation is not None
-        return judge.expectation(ctx.rec, step.expectation, ctx.time_scale)
+        return judge.expectation(ctx.rec, step.expectation, ctx.time_scale, ctx.step_ends)
     elif step.action == "end_pods":
         end_pods(ctx, spec)
     elif step.action == "evict_pods":
@@ -190,7 +208,41 @@ def run(ctx: StepContext, step: models.Step) -> results.Check | None:
         if ctx.reconfigure is None:
             raise StepFailed("this run cannot change the scheduler's conf mid-scenario")
         ctx.reconfigure(spec)
+    elif step.action == "remember":
+        remember(ctx, spec)
     return None
+
+
+def remember(ctx: StepContext, spec: Mapping[str, Any]) -> None:
+    """Note a field's value now, under a name later checks compare with (`same_as`,
+    `differs_from`): one object's value, or one per selected object, by name."""
+    path = spec["field"]
+    with ctx.rec.cond:
+        view = ctx.rec.view()
+        try:
+            if "object" in spec:
+                obj = select.resolve(view, spec["object"])
+                if obj is None:
+                    raise StepFailed(f"cannot remember {path} of {select.describe_ref(spec['object'])}: it does not exist")
+                chosen, what = [obj], select.describe_ref(spec["object"])
+            elif "objects" in spec:
+                chosen, what = list(select.objects(view, spec["objects"])), select.describe_selection(spec["objects"])
+            else:
+                chosen, what = list(select.pods(view, spec["select"])), f"pods matching {json.dumps(spec['select'])}"
+        except select.Ambiguous as err:
+            raise StepFailed(f"cannot remember {path}: {err}") from err
+        if not chosen:
+            raise StepFailed(f"cannot remember {path} of {what}: nothing matches")
+        values = {o["metadata"]["name"]: select.field(o, path) for o in chosen}
+        absent = sorted(name for name, value in values.items() if select.missing(value))
+        if absent:
+            raise StepFailed(f"cannot remember {path}: {', '.join(absent[:5])} {'has' if len(absent) == 1 else 'have'} no such field")
+        source = f"{path} of {what}"
+        if "object" in spec:
+            ctx.rec.memory[spec["as"]] = recorder.Remembered(source, single=next(iter(values.values())))
+        else:
+            ctx.rec.memory[spec["as"]] = recorder.Remembered(source, per_name=values)
+    ctx.rec.mark(f"remembered {spec['as']}", {"remembered": {spec["as"]: values}})
 
 
 def measure(ctx: StepContext, spec: Mapping[str, Any], label: str) -> results.Check | None:
@@ -218,7 +270,16 @@ def measure(ctx: StepContext, spec: Mapping[str, Any], label: str) -> results.Ch
 def _node(ctx: StepContext, spec: Mapping[str, Any]) -> None:
     node = resources.lookup("Node")
     name, action = spec["name"], spec["action"]
-    if action in ("cordon", "uncordon"):
+    if action == "add":
+        if ctx.add_node is None:
+            raise StepFailed("this run cannot add nodes")
+        with ctx.rec.cond:
+            if ctx.rec.view().named(node, name) is not None:
+                raise StepFailed(f"cannot add node {name}: a node of that name exists already")
+        group = models.node_group({k: v for k, v in spec.items() if k not in ("name", "action")})
+        # An address of its own, away from the numbered nodes' (documentation data only).
+        ctx.add_node(nodes.kwok_node(name, group, ADDED_NODE_IPS + zlib.crc32(name.encode()) % ADDED_NODE_IPS))
+    elif action in ("cordon", "uncordon"):
         ctx.client.patch(node, name, None, {"spec": {"unschedulable": action == "cordon"}})
     elif action == "taint":
         current = ctx.client.get(node, name, None)

@@ -17,7 +17,7 @@ from typing import IO, Any, Iterable, Sequence, cast
 import jsonschema
 import yaml
 
-from conformance.scenario import models, profiles, semantics
+from conformance.scenario import models, profiles, references, semantics
 
 log = logging.getLogger(__name__)
 SCHEMA_PATH = pathlib.Path(__file__).with_name("scenario.schema.json")
@@ -234,6 +234,13 @@ def _message(err: jsonschema.ValidationError) -> tuple[list[Any], str]:
         return path, f"expected a number {'>=' if validator == 'minimum' else '<='} {err.validator_value}, got {_got(value)}"
     if validator in ("minItems", "minLength", "minProperties"):
         return path, f"must not be empty (got {_got(value)})"
+    if validator == "maxItems":
+        return path, f"expected at most {err.validator_value} items, got {_got(value)}"
+    if validator == "dependentRequired":
+        # "'since' is a dependency of 'between'": the key present, and the one it needs.
+        needed = [k for keys in err.validator_value.values() for k in keys if isinstance(value, dict) and k not in value]
+        given = [k for k, keys in err.validator_value.items() if isinstance(value, dict) and k in value and set(keys) & set(needed)]
+        return path + given[:1], f"{given[0] if given else 'this key'} needs {', '.join(needed)} beside it" if needed else err.message
     return path, err.message
 
 
@@ -285,7 +292,7 @@ def read_stream(stream: IO[str] | IO[bytes], name: str, folder_suite: str | None
     schema_problems = _schema_problems(doc, pos, name)
     problems += schema_problems
     problems += _profile_problems(doc, pos, name)
-    problems += _semantic_problems(doc, pos, name, semantics.findings(doc))
+    problems += _semantic_problems(doc, pos, name, semantics.findings(doc) + references.findings(doc))
     if not schema_problems:
         problems += _semantic_problems(doc, pos, name, semantics.nothing_judged(doc))
         problems += [Problem(name, format_path(path), pos.line(path)[0], message, pos.line(path)[1]) for path, message in models.measure_problems(doc)]

@@ -9,16 +9,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from conformance import results
 from conformance.cluster import nodes
 from conformance.scenario import durations, profiles
 from fake_devices import profile as device_profile
 
-PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "ratio")
+PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "ratio", "every")
 TIMELINE_KINDS = ("sequence", "order")
-STEP_ACTIONS = ("apply", "patch", "delete", "wait", "end_pods", "evict_pods", "delete_pods", "node", "scale", "command", "pause", "expect", "measure", "scheduler")
+STEP_ACTIONS = ("apply", "patch", "delete", "wait", "end_pods", "evict_pods", "delete_pods", "node", "scale", "command", "pause", "expect", "measure", "scheduler", "remember")
+# The windows of an expectation: relative to the previous verdict (within, never, throughout), or
+# anchored at the moment a step finished (never_since: the whole history since; between: first
+# held no sooner than FROM and no later than TO after it).
+WINDOW_MODES = ("within", "never", "throughout")
+ANCHORED_MODES = ("never_since", "between")
 DEFAULT_WITHIN_S = 30.0
 # The keys of a measure step that judge its figure (conformance.expect.figures.COMPARISONS).
 MEASURE_COMPARISONS = ("less_than", "more_than", "at_most", "at_least", "equals")
@@ -47,10 +52,14 @@ class Predicate:
 class Expectation:
     """A predicate judged over a window (within | never | throughout), or a check of the timeline."""
 
-    mode: str  # within | never | throughout | timeline
+    mode: str  # within | never | throughout | never_since | between | timeline
     window_s: float
     describe: str
     predicate: Predicate | None = None
+    # never_since and between: the step (index in `steps`) whose end anchors the window;
+    # between: the earliest and latest moment after it, in seconds.
+    since_step: int | None = None
+    between_s: tuple[float, float] | None = None
     # For mode "timeline": sequence or order, with its spec.
     timeline_kind: str = ""
     timeline_spec: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -59,8 +68,16 @@ class Expectation:
         if self.describe:
             return self.describe
         if self.predicate is not None:
-            return f"{self.predicate.kind} {self.mode} {self.window_s:g}s: {json.dumps(self.predicate.spec, sort_keys=True)}"
+            return f"{self.predicate.kind} {self.window_text()}: {json.dumps(self.predicate.spec, sort_keys=True)}"
         return f"{self.timeline_kind}: {json.dumps(self.timeline_spec, sort_keys=True)}"
+
+    def window_text(self) -> str:
+        step = f"step {self.since_step + 1}" if self.since_step is not None else ""
+        if self.mode == "never_since":
+            return f"never since {step}"
+        if self.mode == "between" and self.between_s is not None:
+            return f"between {self.between_s[0]:g}s and {self.between_s[1]:g}s after {step}"
+        return f"{self.mode} {self.window_s:g}s"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,21 +167,39 @@ def _predicate_of(doc: Mapping[str, Any], kinds: tuple[str, ...]) -> tuple[str, 
     return found[0], doc[found[0]]
 
 
-def expectation_from(doc: Mapping[str, Any], default_within_s: float) -> Expectation:
+def step_index(ref: Any, describes: Sequence[str]) -> int:
+    """The 0-based index of the step `ref` names: its 1-based number, or its `describe` text."""
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        if not 1 <= ref <= len(describes):
+            raise ValueError(f"there is no step {ref} (the scenario has {len(describes)})")
+        return ref - 1
+    matching = [i for i, text in enumerate(describes) if text == ref]
+    if len(matching) != 1:
+        raise ValueError(f"{len(matching)} steps are described {ref!r}; name exactly one, or give its number")
+    return matching[0]
+
+
+def expectation_from(doc: Mapping[str, Any], default_within_s: float, describes: Sequence[str] = ()) -> Expectation:
     describe = str(doc.get("describe", ""))
     if any(k in doc for k in TIMELINE_KINDS):
         kind, spec = _predicate_of(doc, TIMELINE_KINDS)
         return Expectation(mode="timeline", window_s=0.0, describe=describe, timeline_kind=kind, timeline_spec=spec)
     kind, spec = _predicate_of(doc, PREDICATE_KINDS)
-    modes = [m for m in ("within", "never", "throughout") if m in doc]
+    predicate = Predicate(kind, spec)
+    modes = [m for m in (*WINDOW_MODES, *ANCHORED_MODES) if m in doc]
     if len(modes) > 1:
-        raise ValueError(f"an expectation takes one of within, never or throughout, got {modes}")
+        raise ValueError(f"an expectation takes one of within, never, throughout, never_since or between, got {modes}")
     mode = modes[0] if modes else "within"
+    if mode == "never_since":
+        return Expectation(mode=mode, window_s=0.0, describe=describe, predicate=predicate, since_step=step_index(doc["never_since"], describes))
+    if mode == "between":
+        earliest, latest = (durations.parse(d) for d in doc["between"])
+        return Expectation(mode=mode, window_s=latest, describe=describe, predicate=predicate, since_step=step_index(doc["since"], describes), between_s=(earliest, latest))
     window = durations.parse(doc[mode]) if modes else default_within_s
-    return Expectation(mode=mode, window_s=window, describe=describe, predicate=Predicate(kind, spec))
+    return Expectation(mode=mode, window_s=window, describe=describe, predicate=predicate)
 
 
-def step_from(doc: Mapping[str, Any], default_within_s: float) -> Step:
+def step_from(doc: Mapping[str, Any], default_within_s: float, describes: Sequence[str] = ()) -> Step:
     action, spec = _predicate_of(doc, STEP_ACTIONS)
     describe = str(doc.get("describe", ""))
     if action == "wait":
@@ -172,7 +207,7 @@ def step_from(doc: Mapping[str, Any], default_within_s: float) -> Step:
         within = durations.parse(doc["within"]) if "within" in doc else default_within_s
         return Step(action, Predicate(kind, pspec), describe, within_s=within)
     if action == "expect":
-        return Step(action, spec, describe, expectation=expectation_from(spec, default_within_s))
+        return Step(action, spec, describe, expectation=expectation_from(spec, default_within_s, describes))
     if action == "pause":
         return Step(action, durations.parse(spec), describe)
     if action == "end_pods" and "after" in spec:
@@ -207,9 +242,10 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
     cluster = doc.get("cluster") or {}
     prof = profiles.resolve(cluster["profile"]) if "profile" in cluster else None
     groups = tuple(node_group(g) for g in cluster.get("nodes") or [])
-    if not groups and prof is None:
-        groups = nodes.parse(None)
-    steps = tuple(step_from(s, default_within) for s in doc.get("steps") or ())
+    if "nodes" not in cluster and prof is None:
+        groups = nodes.parse(None)  # the default nodes; `nodes: []` is a cluster with none
+    describes = [str(s.get("describe", "")) for s in doc.get("steps") or ()]
+    steps = tuple(step_from(s, default_within, describes) for s in doc.get("steps") or ())
     return Scenario(
         id=doc["id"],
         suite=doc["suite"],
@@ -221,7 +257,7 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
         scheduler=doc.get("scheduler"),
         setup=tuple(doc.get("setup") or ()),
         steps=steps,
-        expect=tuple(expectation_from(e, default_within) for e in doc.get("expect") or ()),
+        expect=tuple(expectation_from(e, default_within, describes) for e in doc.get("expect") or ()),
         path=path,
         description=str(doc.get("description", "")),
         default_within_s=default_within,

@@ -148,16 +148,39 @@ def _regex_finding(value: Any, at: Path) -> list[Finding]:
     return []
 
 
+def _name_patterns(node: Any, at: Path) -> Iterator[tuple[Path, Any]]:
+    """Every `name_matches` in a part of a step or expectation (references, selections, pod
+    selectors), anywhere in it."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key == "name_matches":
+                yield (*at, key), value
+            else:
+                yield from _name_patterns(value, (*at, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _name_patterns(value, (*at, i))
+
+
 def regex_findings(doc: Mapping[str, Any]) -> list[Finding]:
     """Every regular expression the kit searches with compiles (Python's `re`, as the judge uses):
-    condition and event messages, `{matches: ...}` field values, `expect_rejection`."""
+    condition and event messages, `{matches: ...}` field values, `expect_rejection`, names
+    selected by `name_matches` (the objects a scenario applies are not searched for them)."""
     out: list[Finding] = []
+    for i, step in _items(doc, "steps"):
+        for key, part in step.items():
+            if key not in ("apply", "patch"):
+                out += [f for path, value in _name_patterns(part, ("steps", i, key)) for f in _regex_finding(value, path)]
+            elif key == "patch" and isinstance(part, Mapping):
+                out += [f for path, value in _name_patterns(part.get("object"), ("steps", i, key, "object")) for f in _regex_finding(value, path)]
+    for j, exp in _items(doc, "expect"):
+        out += [f for path, value in _name_patterns(exp, ("expect", j)) for f in _regex_finding(value, path)]
     for i, step in _items(doc, "steps"):
         out += _regex_finding(step.get("expect_rejection"), ("steps", i, "expect_rejection"))
     for at, kind, spec in predicates(doc):
         if kind in ("condition", "event"):
             out += _regex_finding(spec.get("message"), (*at, "message"))
-        elif kind == "object" and isinstance(spec.get("fields"), Mapping):
+        elif kind in ("object", "every") and isinstance(spec.get("fields"), Mapping):
             for field, want in spec["fields"].items():
                 if isinstance(want, Mapping):
                     out += _regex_finding(want.get("matches"), (*at, "fields", field, "matches"))
@@ -205,9 +228,16 @@ def object_refs(doc: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any
             yield ("steps", i, "patch", "object"), step["patch"]["object"]
         if isinstance(step.get("delete"), Mapping):
             yield ("steps", i, "delete"), step["delete"]
+        remember = step.get("remember")
+        if isinstance(remember, Mapping):
+            for key in ("object", "objects"):
+                if isinstance(remember.get(key), Mapping):
+                    yield ("steps", i, "remember", key), remember[key]
     for at, kind, spec in predicates(doc):
         if kind in ("phase", "condition", "event", "object") and isinstance(spec.get("object"), Mapping):
             yield (*at, "object"), spec["object"]
+        if kind == "every" and isinstance(spec.get("objects"), Mapping):
+            yield (*at, "objects"), spec["objects"]
     for at, spec in sequences(doc):
         if isinstance(spec.get("object"), Mapping):
             yield (*at, "object"), spec["object"]

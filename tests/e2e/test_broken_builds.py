@@ -31,6 +31,7 @@ BROKEN = [
     # the job controller, the webhook and the PodGroup controller
     ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability", 5),
     ("admission", "defaults", "default-", 5),
+    ("elastic", "admission", "scale-below-min-available", 1),
     ("lifecycle", "policies", "podfailed-restartjob or podevicted-abortjob or taskcompleted-completejob or exitcode-abortjob", 5),
     ("retry", "ttl", "ttl-deletes", 2),
     ("retry", "policies", "max-retry", 2),
@@ -43,7 +44,7 @@ BROKEN = [
     # the scheduler's actions and plugins
     ("queue", "proportion", "weights or capability-caps-queue or guarantee or overused-queue or closed-queue", 5),
     ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods or pod-affinity or pod-anti-affinity or host-ports", 8),
-    ("enqueue", "overcommit", "default-factor or too-big", 2),
+    ("enqueue", "overcommit", "default-factor or too-big or waits-for-a-node", 3),
     ("preempt", "preempt", "by-priority or down-to-min or across-queues", 3),
     ("preempt", "gang", "not-below-min-available", 1),
     ("reclaim", "reclaim", "from-overused or weights", 2),

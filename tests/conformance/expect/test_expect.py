@@ -7,34 +7,12 @@ from typing import Any
 
 import pytest
 
-from conformance.cluster import resources
 from conformance.expect import figures, judge, predicates, select
-from conformance.observe import recorder
 from conformance.scenario import models
+from tests.conformance.expect import states
 
-POD = resources.lookup("Pod")
-PODGROUP = resources.lookup("PodGroup")
-NODE = resources.lookup("Node")
-EVENT = resources.lookup("Event")
-
-
-def pod(name: str, job: str, task: str = "worker", phase: str = "Pending", node: str | None = None) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name, "namespace": "ns", "labels": {select.JOB_NAME_LABEL: job, select.TASK_LABEL: task}},
-        "spec": {"nodeName": node, "containers": [{"name": "main", "env": [{"name": "VC_TASK_INDEX", "value": name[-1]}]}]},
-        "status": {"phase": phase},
-    }
-
-
-def view(*objs: tuple[resources.Kind, dict[str, Any]]) -> recorder.View:
-    table: dict[resources.Kind, dict[tuple[str, str], dict[str, Any]]] = {}
-    for kind, obj in objs:
-        table.setdefault(kind, {})[(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = obj
-    return recorder.View(table, 0.0)
-
-
-def pred(kind: str, **spec: Any) -> models.Predicate:
-    return models.Predicate(kind, spec)
+POD, PODGROUP, NODE, EVENT = states.POD, states.PODGROUP, states.NODE, states.EVENT
+pod, view, pred, FakeRecorder = states.pod, states.view, states.pred, states.FakeRecorder
 
 
 STATE = view(
@@ -82,19 +60,6 @@ def test_predicates(predicate: models.Predicate, holds: bool) -> None:
     outcome = predicates.evaluate(predicate, STATE)
     assert outcome.holds is holds, outcome.observed
     assert outcome.observed
-
-
-class FakeRecorder(recorder.Recorder):
-    """A recorder fed by the test instead of watches, with a controllable clock."""
-
-    def __init__(self) -> None:
-        self.clock_value = 0.0
-        super().__init__(client=None, namespace="ns", kinds=[POD], clock=lambda: self.clock_value)  # type: ignore[arg-type]
-
-    def feed(self, obj: dict[str, Any], at: float, event: str = "ADDED") -> None:
-        self.clock_value = at
-        obj = dict(obj, metadata={**obj["metadata"], "resourceVersion": str(at)})
-        self._apply(POD, event, obj)
 
 
 def test_within_passes_as_soon_as_it_holds_and_never_fails_at_the_first_violation() -> None:

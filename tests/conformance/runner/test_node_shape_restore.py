@@ -34,3 +34,25 @@ def test_a_failed_reshape_is_repaired_before_the_next_scenario(own_cluster: OwnC
     assert node_names(own_cluster.api) == ["vck-node-0", "vck-node-1"]
     ready = {n.metadata.name for n in kubernetes.client.CoreV1Api(own_cluster.api).list_node().items if any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])}
     assert {"vck-node-0", "vck-node-1"} <= ready
+
+
+def kit_nodes(api: kubernetes.client.ApiClient) -> dict[str, bool]:
+    """Every kwok node the kit made, and whether it is Ready."""
+    return {
+        n.metadata.name: any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or [])
+        for n in kubernetes.client.CoreV1Api(api).list_node().items
+        if (n.metadata.annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) == "fake"
+    }
+
+
+def test_a_node_added_mid_scenario_is_ready_and_gone_for_the_next_one(own_cluster: OwnCluster) -> None:
+    ctx = context.RunContext(own_cluster.handle, reference.Reference())
+    ctx.prepare_nodes(SHAPE)
+    ctx.add_node(nodes.kwok_node("added-late", nodes.NodeGroup(cpu="2", memory="4Gi", labels=(("rack", "late"),))))
+    assert kit_nodes(own_cluster.api) == {"vck-node-0": True, "vck-node-1": True, "added-late": True}
+    # The same shape again: the node the scenario added does not stay for the next one.
+    ctx.prepare_nodes(SHAPE)
+    assert kit_nodes(own_cluster.api) == {"vck-node-0": True, "vck-node-1": True}
+    # A scenario with `nodes: []` starts with no node at all.
+    ctx.prepare_nodes(())
+    assert kit_nodes(own_cluster.api) == {}

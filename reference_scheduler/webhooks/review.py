@@ -72,7 +72,7 @@ class Handlers:
             message = validate_queue.validate_delete(request["name"], self.queue_any_state, self.queues)
         else:
             queue = request["object"]
-            message = validate_queue.validate(queue)
+            message = validate_queue.validate(queue) or validate_queue.validate_annotations(queue, self.queues)
             old_parent = ((request.get("oldObject") or {}).get("spec") or {}).get("parent") or ""
             if not message and (operation == "CREATE" or old_parent != ((queue.get("spec") or {}).get("parent") or "")):
                 message = validate_queue.validate_hierarchy(queue, self.queue_any_state, self.queues)

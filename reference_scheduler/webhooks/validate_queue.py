@@ -10,6 +10,10 @@ Upstream: pkg/webhooks/admission/queues/validate/validate_queue.go.
   that is no longer a leaf.
 - Deletion (validateQueueDeleting): `default` and `root` cannot be deleted, nor a queue that
   still has children.
+- Hierarchy annotations (validateHierarchicalAttributes), on every create and update: the
+  `volcano.sh/hierarchy` path and its `volcano.sh/hierarchy-weights` have as many parts, each
+  weight is a number above 0, and no other queue's path lies under this one's (a queue at
+  root/sci conflicts with one at root/sci/dev): the drf plugin's hierarchy is a tree of leaves.
 The reasons keep Volcano's wording, which users match on.
 """
 
@@ -50,6 +54,43 @@ def validate(queue: Mapping[str, Any]) -> str:
         return f'{PATH}.guarantee: Invalid value: "{_shown(guarantee)}": guarantee should less equal than capability'
     if spec.get("deserved") and _less_partly(deserved, guarantee):
         return f'{PATH}.guarantee: Invalid value: "{_shown(guarantee)}": guarantee should less equal than deserved'
+    return ""
+
+
+HIERARCHY = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS = "volcano.sh/hierarchy-weights"
+ANNOTATIONS_PATH = "requestBody.metadata.annotations"
+
+
+def _go_float(text: str) -> float | None:
+    """Go's strconv.ParseFloat for the forms a weight is written in; None where it fails."""
+    try:
+        return float(text) if text.strip() == text and text.lower() not in ("nan", "inf", "+inf", "-inf", "infinity") else None
+    except ValueError:
+        return None
+
+
+def validate_annotations(queue: Mapping[str, Any], queues: "QueueList") -> str:
+    """The reason a queue's hierarchy annotations are refused, or ''."""
+    annotations = (queue.get("metadata") or {}).get("annotations") or {}
+    hierarchy, weights = str(annotations.get(HIERARCHY) or ""), str(annotations.get(HIERARCHY_WEIGHTS) or "")
+    if not hierarchy and not weights:
+        return ""
+    parts = weights.split("/")
+    if len(hierarchy.split("/")) != len(parts):
+        return f'{ANNOTATIONS_PATH}: Invalid value: "{hierarchy}": {HIERARCHY} must have the same length with {HIERARCHY_WEIGHTS}'
+    for weight in parts:
+        number = _go_float(weight)
+        if number is None:
+            return f'{ANNOTATIONS_PATH}: Invalid value: "{weights}": {weight} in the {weights} is invalid number: strconv.ParseFloat: parsing "{weight}": invalid syntax'
+        if number <= 0:
+            return f'{ANNOTATIONS_PATH}: Invalid value: "{weights}": {weight} in the {weights} must be larger than 0'
+    name = queue["metadata"]["name"]
+    for other in queues():
+        path = str(((other.get("metadata") or {}).get("annotations") or {}).get(HIERARCHY) or "")
+        # Whole parts only: root/scidev is not under root/sci.
+        if path and other["metadata"]["name"] != name and path.startswith(hierarchy + "/"):
+            return f'{ANNOTATIONS_PATH}: Invalid value: "{hierarchy}": {hierarchy} is not allowed to be in the sub path of {path} of queue {other["metadata"]["name"]}'
     return ""
 
 

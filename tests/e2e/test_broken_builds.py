@@ -32,6 +32,7 @@ BROKEN = [
     ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability", 5),
     ("admission", "defaults", "default-", 5),
     ("elastic", "admission", "scale-below-min-available", 1),
+    ("queue", "admission", "hierarchy-admission or hierarchy-annotations", 2),
     ("lifecycle", "policies", "podfailed-restartjob or podevicted-abortjob or taskcompleted-completejob or exitcode-abortjob", 5),
     ("retry", "ttl", "ttl-deletes", 2),
     ("retry", "policies", "max-retry", 2),

@@ -82,3 +82,40 @@ def test_the_handler_judges_the_hierarchy_on_create_and_on_a_move_only() -> None
     bad = q("new", parent="ghost")
     bad["spec"]["weight"] = -1
     assert "queue weight must be a positive integer" in _review(handlers, "CREATE", bad)["status"]["message"]
+
+
+def annotated(name: str, hierarchy: str, weights: str) -> dict[str, Any]:
+    made = q(name)
+    made["metadata"]["annotations"] = {validate_queue.HIERARCHY: hierarchy, validate_queue.HIERARCHY_WEIGHTS: weights}
+    return made
+
+
+TREE = [annotated("sci-dev", "root/sci/dev", "1/2/3"), annotated("eng", "root/eng", "1/1"), q("plain")]
+PATH = "requestBody.metadata.annotations: Invalid value: "
+
+
+@pytest.mark.parametrize(
+    ("queue", "refusal"),
+    [
+        (q("plain"), ""),
+        (annotated("art", "root/art", "1/4"), ""),
+        (annotated("scidev", "root/scidev", "1/1"), ""),  # whole parts: root/sci/dev is not under root/scidev
+        (annotated("eng", "root/eng", "1/2"), ""),  # its own path, updated
+        (annotated("art", "root/art", "1"), f'{PATH}"root/art": volcano.sh/hierarchy must have the same length with volcano.sh/hierarchy-weights'),
+        (annotated("art", "root/art", "1/x"), f'{PATH}"1/x": x in the 1/x is invalid number: strconv.ParseFloat: parsing "x": invalid syntax'),
+        (annotated("art", "root/art", "1/0"), f'{PATH}"1/0": 0 in the 1/0 must be larger than 0'),
+        (annotated("art", "root/art", "1/-2.5"), f'{PATH}"1/-2.5": -2.5 in the 1/-2.5 must be larger than 0'),
+        (annotated("sci", "root/sci", "1/2"), f'{PATH}"root/sci": root/sci is not allowed to be in the sub path of root/sci/dev of queue sci-dev'),
+    ],
+    ids=["none", "new-branch", "prefix-not-a-part", "own-path", "lengths", "not-a-number", "zero", "negative", "parent-of-a-leaf"],
+)
+def test_hierarchy_annotations(queue: dict[str, Any], refusal: str) -> None:
+    assert validate_queue.validate_annotations(queue, lambda: TREE) == refusal
+
+
+def test_the_handler_judges_the_annotations_on_create_and_update() -> None:
+    handlers = review.Handlers(lookup, lambda: TREE, "volcano", queue_any_state=lookup)
+    created = _review(handlers, "CREATE", annotated("sci", "root/sci", "1/2"))
+    assert not created["allowed"] and "is not allowed to be in the sub path of root/sci/dev" in created["status"]["message"]
+    updated = _review(handlers, "UPDATE", annotated("eng", "root/eng", "1/0"), old=annotated("eng", "root/eng", "1/1"))
+    assert not updated["allowed"] and "must be larger than 0" in updated["status"]["message"]

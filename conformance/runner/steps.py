@@ -281,12 +281,24 @@ def _node(ctx: StepContext, spec: Mapping[str, Any]) -> None:
         ctx.add_node(nodes.kwok_node(name, group, ADDED_NODE_IPS + zlib.crc32(name.encode()) % ADDED_NODE_IPS))
     elif action in ("cordon", "uncordon"):
         ctx.client.patch(node, name, None, {"spec": {"unschedulable": action == "cordon"}})
-    elif action == "taint":
+    elif action in ("taint", "untaint"):
         current = ctx.client.get(node, name, None)
-        taints = list((current.get("spec") or {}).get("taints") or []) + [dict(spec["taint"])]
+        taints = list((current.get("spec") or {}).get("taints") or [])
+        if action == "taint":
+            taints.append(dict(spec["taint"]))
+        else:
+            gone = [t for t in taints if _same_taint(t, spec["taint"])]
+            if not gone:
+                raise StepFailed(f"node {name} has no taint {json.dumps(spec['taint'])} to remove (its taints: {json.dumps(taints)})")
+            taints = [t for t in taints if not _same_taint(t, spec["taint"])]
         ctx.client.patch(node, name, None, {"spec": {"taints": taints}})
     else:
         ctx.client.delete(node, name, None)
+
+
+def _same_taint(taint: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """A taint `untaint` removes: the same key and effect, and the same value when one is given."""
+    return bool(taint.get("key") == wanted["key"] and taint.get("effect") == wanted["effect"] and ("value" not in wanted or taint.get("value", "") == wanted["value"]))
 
 
 def _scale(ctx: StepContext, spec: Mapping[str, Any]) -> None:

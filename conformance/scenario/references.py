@@ -117,6 +117,8 @@ def node_findings(doc: Mapping[str, Any]) -> list[Finding]:
         if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
             continue
         name, action = spec["name"], spec.get("action")
+        if action in ("taint", "untaint") and "taint" not in spec:
+            out.append(Finding(("steps", i, "node"), f"{action} needs `taint: {{key, effect}}` beside it: the taint to {'add' if action == 'taint' else 'remove'}"))
         if action == "add":
             if name in present:
                 out.append(Finding(("steps", i, "node", "name"), f"expected the name of a node the scenario does not have yet, got {name!r}, which it has"))

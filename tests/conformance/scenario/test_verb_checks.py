@@ -8,6 +8,7 @@ import io
 
 import pytest
 
+from conformance.cluster import resources
 from conformance.scenario import loader
 
 HEAD = """id: verbs-case
@@ -17,6 +18,7 @@ level: MUST
 cites: [{source: pkg/x.go}]
 """
 FIRST = 6  # the first line after HEAD
+KNOWN_KINDS = ", ".join(sorted({k.kind for k in resources.KINDS}))
 
 
 def load(body: str) -> loader.models.Scenario:
@@ -103,6 +105,7 @@ steps:
   - node: {action: delete, name: extra}
   - node: {action: taint, name: extra, taint: {key: k, effect: NoSchedule}}
   - node: {action: add, name: extra, cpu: many}
+  - node: {action: untaint, name: n-0}
   - wait: {pods: {count: 0}}
 """)
     assert found == [
@@ -110,6 +113,7 @@ steps:
         f"case.yaml:{FIRST + 3}: steps[0].node.name: expected a node the scenario has here (n-0, n-1), got 'n-2'; did you mean n-1?",
         f"case.yaml:{FIRST + 4}: steps[1].node.name: expected the name of a node the scenario does not have yet, got 'n-1', which it has",
         f"case.yaml:{FIRST + 7}: steps[4].node.name: expected a node the scenario has here (n-0, n-1), got 'extra'",
+        f"case.yaml:{FIRST + 9}: steps[6].node: untaint needs `taint: {{key, effect}}` beside it: the taint to remove",
     ]
 
 
@@ -128,7 +132,7 @@ expect:
         f"case.yaml:{FIRST + 7}: expect[0].pods.select.node_labels: must not be empty (got {{}})",
         f"case.yaml:{FIRST + 8}: expect[1].every.fields.a: expected exactly one of: matches, exists, contains, json, json_contains, same_as, differs_from (got: json, matches)",
         f"case.yaml:{FIRST + 5}: steps[2].wait.object.object: expected exactly one of: name, job, name_matches, labels (got: kind, labels, name)",
-        f"case.yaml:{FIRST + 1}: steps[0].remember.objects.kind: expected a kind the kit knows (Command, ConfigMap, Deployment, Event, HyperNode, Job, Namespace, NetworkPolicy, Node, Numatopology, Pod, PodGroup, PriorityClass, Queue, ReplicaSet, Secret, Service, ServiceAccount, StatefulSet), got \"Comand\"; did you mean Command?",
+        f"case.yaml:{FIRST + 1}: steps[0].remember.objects.kind: expected a kind the kit knows ({KNOWN_KINDS}), got \"Comand\"; did you mean Command?",
         f"case.yaml:{FIRST + 1}: steps[0].remember.objects.name_matches: expected a regular expression, got \"(unclosed\": missing ), unterminated subpattern at position 0",
         f"case.yaml:{FIRST + 3}: steps[1].wait.every.phase: phase filters pods (with `select`); for \"Service\" objects check a field instead (status.phase, spec.nodeName)",
         f"case.yaml:{FIRST + 7}: expect[0].pods.select.name_matches: expected a regular expression, got \"[bad\": unterminated character set at position 0",

@@ -93,21 +93,55 @@ def volume_errors(volumes: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
-def negative_resource_errors(task: Mapping[str, Any], index: int) -> str | None:
-    """A request or limit below zero, in the words of Kubernetes' pod template validation, which
-    Volcano's webhook runs on every task (admit_job.go, validateTaskTemplate)."""
+def _overcommit_allowed(name: str) -> bool:
+    """Kubernetes' IsOvercommitAllowed: a native resource (no domain, or kubernetes.io's) that is not
+    hugepages; an extended resource (a GPU) can only be asked for whole, its request equal to its
+    limit."""
+    return ("/" not in name or "kubernetes.io/" in name) and not name.startswith("hugepages-")
+
+
+def _amount(raw: object) -> str:
+    """The quantity as Kubernetes writes it back in a message (`2`, `500m`, `1Gi`)."""
+    return quantity.canonical(*quantity.exact_milli(raw))
+
+
+def _container_resource_error(resources: Mapping[str, Any], at: str) -> str | None:
+    """The first problem of one container's requests and limits, in Kubernetes' words: a value
+    below zero, a request above its limit, and for a resource that cannot be overcommitted a
+    request without a limit or unequal to it. (A pod template's requests are not defaulted from
+    its limits: that defaulting is a Pod's.)"""
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    for kind, values in (("limits", limits), ("requests", requests)):
+        for name, raw in sorted(values.items()):
+            try:
+                negative = quantity.parse(raw) < 0
+            except ValueError:
+                return None  # the API server refuses what is no quantity, before any webhook
+            if negative:
+                return f' {at}.resources.{kind}[{name}]: Invalid value: "{raw}": must be greater than or equal to 0;'
+    for name, raw in sorted(requests.items()):
+        if name not in limits:
+            if not _overcommit_allowed(name):
+                return f" {at}.resources.limits: Required value: Limit must be set for non overcommitable resources;"
+            continue
+        asked, limit = quantity.exact_milli(raw)[0], quantity.exact_milli(limits[name])[0]
+        if asked != limit and not _overcommit_allowed(name):
+            return f' {at}.resources.requests: Invalid value: "{_amount(raw)}": must be equal to {name} limit of {_amount(limits[name])};'
+        if asked > limit:
+            return f' {at}.resources.requests: Invalid value: "{_amount(raw)}": must be less than or equal to {name} limit of {_amount(limits[name])};'
+    return None
+
+
+def resource_requirement_errors(task: Mapping[str, Any], index: int) -> str | None:
+    """The first problem of the task template's container resources, as Kubernetes' pod template
+    validation reports it; Volcano's webhook runs that validation on every task (admit_job.go,
+    validateTaskTemplate; k8s pkg/apis/core/validation, validateResourceRequirements)."""
     spec = (task.get("template") or {}).get("spec") or {}
     for field in ("initContainers", "containers"):
         for position, container in enumerate(spec.get(field) or []):
-            resources = container.get("resources") or {}
-            for kind in ("limits", "requests"):
-                for name, raw in sorted((resources.get(kind) or {}).items()):
-                    try:
-                        negative = quantity.parse(raw) < 0
-                    except ValueError:
-                        continue  # the API server refuses what is no quantity, before any webhook
-                    if negative:
-                        return f' spec.task[{index}].template.spec.{field}[{position}].resources.{kind}[{name}]: Invalid value: "{raw}": must be greater than or equal to 0;'
+            found = _container_resource_error(container.get("resources") or {}, f"spec.task[{index}].template.spec.{field}[{position}]")
+            if found:
+                return found
     return None
 
 
@@ -182,7 +216,7 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
             msg += err + _valid_lists()
         if not ((task.get("template") or {}).get("spec") or {}).get("containers"):
             msg += f" spec.task[{tasks.index(task)}].template.spec.containers: Required value;"
-        err = negative_resource_errors(task, tasks.index(task))
+        err = resource_requirement_errors(task, tasks.index(task))
         if err:
             msg += err
     err = qualified_name_errors(name)

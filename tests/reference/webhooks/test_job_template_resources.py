@@ -1,5 +1,7 @@
-"""The reference Job webhook refuses a task template with a negative request or limit, in the words
-of Kubernetes' pod template validation (which Volcano's admit_job.go runs on every task)."""
+"""The reference Job webhook refuses a task template whose container resources Kubernetes' pod
+template validation refuses (Volcano's admit_job.go runs it on every task), in its words: a
+negative request or limit, a request above its limit, and for a resource that cannot be
+overcommitted (an extended resource such as a GPU) a request without a limit or unequal to it."""
 
 from __future__ import annotations
 
@@ -22,9 +24,17 @@ def task(resources: dict[str, Any], field: str = "containers") -> dict[str, Any]
         ({"requests": {"nvidia.com/gpu": "-2"}}, "initContainers", 'spec.task[2].template.spec.initContainers[1].resources.requests[nvidia.com/gpu]: Invalid value: "-2": must be greater than or equal to 0;'),
         ({"requests": {"cpu": "0", "memory": "1Gi"}}, "containers", None),
         ({}, "containers", None),
+        ({"requests": {"nvidia.com/gpu": "1"}}, "containers", "spec.task[2].template.spec.containers[1].resources.limits: Required value: Limit must be set for non overcommitable resources;"),
+        ({"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "2"}}, "containers", 'spec.task[2].template.spec.containers[1].resources.requests: Invalid value: "1": must be equal to nvidia.com/gpu limit of 2;'),
+        ({"requests": {"cpu": "1500m"}, "limits": {"cpu": "1"}}, "initContainers", 'spec.task[2].template.spec.initContainers[1].resources.requests: Invalid value: "1500m": must be less than or equal to cpu limit of 1;'),
+        ({"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1"}}, "containers", None),
+        ({"limits": {"nvidia.com/gpu": "2"}}, "containers", None),
+        ({"requests": {"nvidia.com/gpu": "2"}, "limits": {"nvidia.com/gpu": "2"}}, "containers", None),
+        ({"requests": {"hugepages-2Mi": "2Mi"}}, "containers", "spec.task[2].template.spec.containers[1].resources.limits: Required value: Limit must be set for non overcommitable resources;"),
+        ({"requests": {"kubernetes.io/something": "1"}}, "containers", None),
     ],
-    ids=["negative-cpu", "negative-memory-limit", "negative-init-scalar", "zero", "none"],
+    ids=["negative-cpu", "negative-memory-limit", "negative-init-scalar", "zero", "none", "gpu-request-without-limit", "gpu-request-below-limit", "cpu-request-above-limit", "cpu-below-limit", "gpu-limit-only", "gpu-equal", "hugepages-without-limit", "kubernetes-io-domain"],
 )
-def test_negative_quantities_are_refused(resources: dict[str, Any], field: str, refusal: str | None) -> None:
-    found = validate_job.negative_resource_errors(task(resources, field), 2)
+def test_container_resources_are_refused_as_kubernetes_refuses_them(resources: dict[str, Any], field: str, refusal: str | None) -> None:
+    found = validate_job.resource_requirement_errors(task(resources, field), 2)
     assert (found.strip() if found else None) == refusal

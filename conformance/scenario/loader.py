@@ -94,7 +94,9 @@ def _walk(node: yaml.Node, path: Path, pos: _Positions) -> None:
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key_node, value_node in node.value:
-            key = key_node.value
+            # A key that is itself a mapping or a list (`{{}: x}`) cannot be one in a scenario;
+            # constructing the document reports it, and its position goes under a stand-in.
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else f"<{key_node.id} key>"
             if key in seen:
                 pos.duplicates.append((path, key, key_node.start_mark.line + 1))
             seen.add(key)

@@ -7,6 +7,7 @@ import copy
 import io
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -119,3 +120,9 @@ def test_mutated_valid_scenario(where: tuple[dict[str, Any], tuple[Any, ...]], h
     except loader.ScenarioError as err:
         for problem in err.problems:
             assert problem.message and problem.line >= 1, str(problem)
+
+
+@pytest.mark.parametrize("text", ["{{}}", "{[1]: x}", "? [a, b]\n: c\n", "id: x\n? {k: v}\n: 1\n"])
+def test_a_key_that_is_a_mapping_or_a_list_is_refused_as_yaml(text: str) -> None:
+    with pytest.raises(loader.ScenarioError, match="not valid YAML"):
+        loader.load_stream(io.StringIO(text), "fuzz.yaml")

@@ -30,6 +30,7 @@ from _pytest.mark import (
 )
 
 from conformance import interrupts, parallel, results, scaffold
+from conformance.bench import figures as bench_figures
 from conformance.bench import scheduler as bench
 from conformance.cluster import base, docker, embedded, kind, nodes, owners, registry
 from conformance.cluster import kind_image as node_image
@@ -515,8 +516,9 @@ def kind_image(config: KindImageConfig, progress: Callable[[str], None] = _stder
 
 
 # --- benchmarks and comparisons ----------------------------------------------------------------------
-def bench_scheduler(config: bench.BenchConfig, progress: Callable[[str], None]) -> bench.BenchResult:
-    """Figures for one implementation on an embedded cluster of kwok nodes (ValueError: a bad config)."""
+def bench_scheduler(config: bench.BenchConfig, progress: Callable[[str], None]) -> bench_figures.Report:
+    """The cluster's ceiling and each implementation's figures on embedded clusters of kwok nodes
+    (ValueError: a config that cannot run)."""
     return bench.run(config, progress)
 
 

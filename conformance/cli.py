@@ -7,11 +7,13 @@ import argparse
 import os
 import pathlib
 import sys
+import time
 from typing import Sequence
 
 import pytest
 
 from conformance import api, interrupts, parallel, scaffold
+from conformance.bench import render as bench_render
 from conformance.bench import scheduler as bench
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
@@ -191,15 +193,26 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _bench_scheduler(args: argparse.Namespace) -> int:
-    config = bench.BenchConfig(nodes=args.nodes, pods=args.pods, gang=args.gang, impl=args.impl, cluster=args.name, timeout_s=args.timeout)
+    out = None if args.out == "-" else pathlib.Path(args.out or pathlib.Path(args.reports) / f"bench-{time.strftime('%Y%m%d-%H%M%S')}")
+    config = bench.BenchConfig(
+        nodes=args.nodes, pods=args.pods, gang=args.gang, impl=args.impl, vs=args.vs, mode=args.mode, workload=args.workload,
+        rate=args.rate, cluster=args.name, node_cpu=args.node_cpu, timeout_s=args.timeout, out=out, repeat=args.repeat,
+    )
     try:
-        result = api.bench_scheduler(config, lambda text: print(text, file=sys.stderr, flush=True))
+        report = api.bench_scheduler(config, lambda text: print(text, file=sys.stderr, flush=True))
     except ValueError as err:
         print(f"vck bench: {err}", file=sys.stderr)
         return 2
-    print(result.table())
-    if not result.complete:
-        print(f"vck bench: only {result.bound} of {args.pods} pods were bound within {args.timeout:g}s", file=sys.stderr)
+    print(bench_render.text(report))
+    if out is not None:
+        print(f"figures: {out / 'bench.json'}\npage: {out / 'index.html'}")
+    if not report.complete:
+        for run in report.runs:
+            if not run.complete:
+                print(f"vck bench: {run.impl}: only {run.bound} of {run.pods} pods were bound ({run.problem.splitlines()[0] if run.problem else 'incomplete'})", file=sys.stderr)
+        for i, ceiling in enumerate(report.ceilings):
+            if ceiling.failed:
+                print(f"vck bench: the ceiling of round {i + 1}: {ceiling.failed} requests failed", file=sys.stderr)
         return 1
     return 0
 
@@ -275,15 +288,23 @@ def build_parser() -> argparse.ArgumentParser:
     tlist = tsub.add_parser("list", help="the pinned components and whether each is cached")
     tlist.set_defaults(func=_toolchain_list)
 
-    bench = sub.add_parser("bench", help="benchmarks that print figures")
-    bsub = bench.add_subparsers(dest="bench_command", required=True)
-    bsched = bsub.add_parser("scheduler", help="pods/s and p50/p99 PodGroup-to-bound time on an embedded cluster of kwok nodes")
+    bench_cmd = sub.add_parser("bench", help="benchmarks that print figures")
+    bsub = bench_cmd.add_subparsers(dest="bench_command", required=True)
+    bsched = bsub.add_parser("scheduler", help="binds/s against the cluster's own ceiling, p50/p99 time-to-bind and time-to-gang, CPU and memory per component, on an embedded cluster of kwok nodes")
     bsched.add_argument("--nodes", type=int, default=10)
     bsched.add_argument("--pods", type=int, default=100)
     bsched.add_argument("--gang", type=int, default=10, help="pods per PodGroup (minMember)")
     bsched.add_argument("--impl", default="reference", help="any implementation adapter, as for `vck run`")
-    bsched.add_argument("--name", default="vck-bench", help="the embedded cluster's name")
-    bsched.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for every pod to be bound")
+    bsched.add_argument("--vs", default=None, help="a second implementation, run the same way right after the first on a cluster of the same shape")
+    bsched.add_argument("--mode", choices=bench.MODES, default="scheduler-only", help="scheduler-only: the workload is created with the scheduler stopped, timed from its start (default); end-to-end: Volcano Jobs, with controller and scheduler stopped; steady: gangs arrive at --rate while it runs; ceiling: only the cluster's own create and bind rates")
+    bsched.add_argument("--workload", choices=("podgroups", "jobs"), default=None, help="podgroups (PodGroups and pods) or jobs (Volcano Jobs); default: jobs for end-to-end, else podgroups")
+    bsched.add_argument("--rate", type=float, default=100.0, help="steady: pods per second, in whole gangs (keep it below the ceiling)")
+    bsched.add_argument("--repeat", type=int, default=1, help="rounds: each measures the ceiling and every implementation again (their order alternating); medians are printed")
+    bsched.add_argument("--node-cpu", default="32", help="CPUs of each node")
+    bsched.add_argument("--name", default="vck-bench", help="the embedded clusters' name (one at a time, each removed after its measure)")
+    bsched.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for every pod to be bound after the start")
+    bsched.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where the bench's folder goes (bench-<time>/ with bench.json and index.html)")
+    bsched.add_argument("--out", default=None, help="the folder for bench.json and index.html instead (- for none)")
     bsched.set_defaults(func=_bench_scheduler)
 
     kind_cmd = sub.add_parser("kind", help="what the kind backend needs")

@@ -1,27 +1,27 @@
-"""`vck bench scheduler`: how fast an implementation binds gangs on kwok nodes.
+"""`vck bench scheduler`: how fast an implementation binds gangs on kwok nodes, against what the
+cluster itself can do.
 
-An embedded cluster of `--nodes` kwok nodes is started, the implementation runs with a plain gang
-conf, and `--pods` pods in PodGroups of `--gang` members are created at once (PodGroups and pods
-directly, so the job controller is not measured). One watch records when each pod is first seen
-bound. Printed: pods per second (all pods over the time from the first create to the last bind)
-and p50/p99 of the time from a PodGroup's creation to all of its pods bound.
+First the ceiling: on a fresh cluster of `--nodes` kwok nodes with no scheduler, pods are created
+and then bound as fast as the bench's lean client asks (wire.py). Then each implementation
+(`--impl`, and `--vs` back to back) on a fresh cluster of the same shape, in one mode
+(measure.py): scheduler-only (the default), end-to-end or steady arrival; `--repeat N` does it
+all N times, alternating the implementations' order. Printed: binds/s and
+its ratio to the ceiling's, p50/p99 time-to-bind per pod and time-to-whole-gang per gang, the CPU
+seconds and peak memory of every component, the API writes per bound pod by client, and the load
+average; written: bench.json and index.html (a chart of pods bound over time) under `--out`.
+Figures are printed, never asserted on time in a test.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
-import secrets
-import statistics
-import threading
-import time
+import json
+import pathlib
 from typing import Any, Callable
 
-import kubernetes
+from conformance.bench import figures, measure, render, stage, workload
 
-from conformance.cluster import kube, nodes, owners, registry, resources
-from conformance.impl import registry as impl_registry
-
+# A plain gang conf, the same for every implementation.
 BENCH_CONF: dict[str, Any] = {
     "actions": "enqueue, allocate, backfill",
     "tiers": [
@@ -29,7 +29,8 @@ BENCH_CONF: dict[str, Any] = {
         {"plugins": [{"name": "predicates"}, {"name": "proportion"}]},
     ],
 }
-CREATE_WORKERS = 8
+CEILING = "ceiling"
+MODES = (*measure.MODES, CEILING)
 Progress = Callable[[str], None]
 
 
@@ -39,168 +40,82 @@ class BenchConfig:
     pods: int = 100
     gang: int = 10
     impl: str = "reference"
+    # A second implementation, run the same way right after the first.
+    vs: str | None = None
+    mode: str = measure.SCHEDULER_ONLY
+    # podgroups (PodGroups and pods: the scheduler alone) or jobs (Volcano Jobs: end to end).
+    workload: str | None = None
+    # steady: pods per second, in whole gangs.
+    rate: float = 100.0
     cluster: str = "vck-bench"
     node_cpu: str = "32"
+    # Seconds to wait for the last bind after the start.
     timeout_s: float = 600.0
-
-
-@dataclasses.dataclass(frozen=True)
-class BenchResult:
-    config: BenchConfig
-    bound: int
-    seconds: float
-    group_latencies_s: list[float]
+    # Where bench.json and index.html go (None: nowhere).
+    out: pathlib.Path | None = None
+    # Rounds: each measures the ceiling, then every implementation (their order alternating
+    # from round to round), so a shared machine's ups and downs fall on all of them alike.
+    repeat: int = 1
 
     @property
-    def complete(self) -> bool:
-        return self.bound == self.config.pods
+    def kind(self) -> str:
+        """The workload: end-to-end takes Jobs, the others PodGroups, unless told."""
+        return self.workload or (workload.JOBS if self.mode == measure.END_TO_END else workload.PODS)
 
-    @property
-    def pods_per_s(self) -> float:
-        return self.bound / self.seconds if self.seconds > 0 else 0.0
+    def impls(self) -> list[str]:
+        if self.mode == CEILING:
+            return []
+        return [self.impl] + ([self.vs] if self.vs else [])
 
-    def percentile(self, q: float) -> float | None:
-        if not self.group_latencies_s:
-            return None
-        if len(self.group_latencies_s) == 1:
-            return self.group_latencies_s[0]
-        return statistics.quantiles(self.group_latencies_s, n=100, method="inclusive")[round(q) - 1]
-
-    def table(self) -> str:
-        def fmt(v: float | None) -> str:
-            return "n/a" if v is None else f"{v:.2f}s"
-
-        header = f"{'implementation':<24} {'nodes':>6} {'pods':>7} {'bound':>7} {'pods/s':>8} {'p50':>8} {'p99':>8}"
-        row = (f"{self.config.impl:<24} {self.config.nodes:>6} {self.config.pods:>7} {self.bound:>7} "
-               f"{self.pods_per_s:>8.1f} {fmt(self.percentile(50)):>8} {fmt(self.percentile(99)):>8}")
-        return f"{header}\n{row}"
-
-
-class _BindWatch:
-    """Follows the namespace's pods and notes the moment each one is first seen with a node."""
-
-    def __init__(self, api: kubernetes.client.ApiClient, namespace: str) -> None:
-        self.core = kubernetes.client.CoreV1Api(api)
-        self.namespace = namespace
-        self.bound_at: dict[str, float] = {}
-        self.cond = threading.Condition()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="bench-watch", daemon=True)
-        self._version = _list_version(self.core.list_namespaced_pod(namespace, limit=1))
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _note(self, pod: dict[str, Any]) -> None:
-        name = pod["metadata"]["name"]
-        if (pod.get("spec") or {}).get("nodeName") and name not in self.bound_at:
-            with self.cond:
-                self.bound_at[name] = time.monotonic()
-                self.cond.notify_all()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                stream = kubernetes.watch.Watch().stream(
-                    self.core.list_namespaced_pod, self.namespace, resource_version=self._version, timeout_seconds=30, deserialize=False
-                )
-                for event in stream:
-                    obj = event.get("raw_object") or {}
-                    if event["type"] == "ERROR":
-                        # Usually 410 Gone: the version is too old to resume from. List again.
-                        raise RuntimeError(f"watch error: {obj.get('message', obj)}")
-                    self._version = obj["metadata"]["resourceVersion"]
-                    if event["type"] in ("ADDED", "MODIFIED"):
-                        self._note(obj)
-                    if self._stop.is_set():
-                        return
-            except Exception:  # a dropped watch: list what is bound, then follow again
-                if self._stop.is_set():
-                    return  # measured already: the cluster going away ended the watch
-                listed = self.core.list_namespaced_pod(self.namespace)
-                for item in listed.items:
-                    self._note(self.core.api_client.sanitize_for_serialization(item))
-                self._version = _list_version(listed)
-
-    def wait_for(self, count: int, timeout_s: float) -> int:
-        deadline = time.monotonic() + timeout_s
-        with self.cond:
-            while len(self.bound_at) < count and time.monotonic() < deadline:
-                self.cond.wait(deadline - time.monotonic())
-            return len(self.bound_at)
+    def validate(self) -> list[str]:
+        problems = []
+        if self.mode not in MODES:
+            problems.append(f"--mode {self.mode!r}: use one of {', '.join(MODES)}")
+        if self.kind not in workload.WORKLOADS:
+            problems.append(f"--workload {self.kind!r}: use one of {', '.join(workload.WORKLOADS)}")
+        if self.mode == measure.SCHEDULER_ONLY and self.kind == workload.JOBS:
+            problems.append("--mode scheduler-only creates PodGroups and pods; Jobs need the controller: use --mode end-to-end")
+        if self.nodes < 1 or self.pods < 1 or self.gang < 1:
+            problems.append("--nodes, --pods and --gang must be at least 1")
+        elif self.pods % self.gang:
+            problems.append(f"--pods {self.pods} is not a multiple of --gang {self.gang}")
+        if self.rate <= 0:
+            problems.append("--rate must be above 0 pods/s")
+        if self.repeat < 1:
+            problems.append("--repeat must be at least 1")
+        return problems
 
 
-def _list_version(listed: kubernetes.client.V1PodList) -> str | None:
-    """A list's resourceVersion (the API server always sets its metadata)."""
-    assert listed.metadata is not None
-    return listed.metadata.resource_version
+def run(config: BenchConfig, progress: Progress) -> figures.Report:
+    """The ceiling, then each implementation (ValueError: a config that cannot run)."""
+    problems = config.validate()
+    if problems:
+        raise ValueError("; ".join(problems))
+    ceilings, runs = [], []
+    for round_ in range(config.repeat):
+        with stage.cluster(config.cluster, config.nodes, config.node_cpu, progress) as where:
+            ceilings.append(measure.ceiling(where, config.pods, config.gang, progress))
+        progress(f"bench: round {round_ + 1}: ceiling {ceilings[-1].creates_per_s:.1f} creates/s, {ceilings[-1].binds_per_s:.1f} binds/s")
+        specs = config.impls()
+        for spec in specs if round_ % 2 == 0 else specs[::-1]:
+            with stage.cluster(config.cluster, config.nodes, config.node_cpu, progress) as where:
+                shape = workload.Shape(config.pods, config.gang, where.namespace, config.kind)
+                run = measure.implementation(where, spec, BENCH_CONF, shape, config.mode, config.rate, config.timeout_s, progress)
+            runs.append(dataclasses.replace(run, round=round_))
+            progress(f"bench: round {round_ + 1}: {run.impl}: {run.bound} of {config.pods} bound, {run.binds_per_s:.1f} binds/s")
+    report = figures.Report(
+        nodes=config.nodes, pods=config.pods, gang=config.gang, mode=config.mode, workload=config.kind,
+        rate=config.rate if config.mode == measure.STEADY else None, ceilings=tuple(ceilings), runs=tuple(runs),
+    )
+    if config.out is not None:
+        write(report, config.out)
+    return report
 
 
-def _podgroup(name: str, members: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-        "metadata": {"name": name},
-        "spec": {"minMember": members, "queue": "default", "minResources": {"cpu": str(members)}},
-    }
-
-
-def _pod(name: str, group: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "annotations": {"scheduling.k8s.io/group-name": group}},
-        "spec": {
-            "schedulerName": "volcano", "restartPolicy": "Never", "terminationGracePeriodSeconds": 0,
-            "containers": [{"name": "main", "image": "bench", "resources": {"requests": {"cpu": "1", "memory": "64Mi"}}}],
-        },
-    }
-
-
-def run(config: BenchConfig, progress: Progress) -> BenchResult:
-    if config.pods % config.gang:
-        raise ValueError(f"--pods {config.pods} is not a multiple of --gang {config.gang}")
-    backend = registry.backend("embedded", owner=owners.current())
-    group = nodes.NodeGroup(count=config.nodes, cpu=config.node_cpu, memory="256Gi", pods=110, prefix="bench")
-    progress(f"bench: starting an embedded cluster of {config.nodes} nodes")
-    handle = backend.up(config.cluster, [group])
-    impl = impl_registry.implementation(config.impl)
-    try:
-        impl.ensure(handle, BENCH_CONF)
-        api = kube.client(handle.kubeconfig)
-        core = kubernetes.client.CoreV1Api(api)
-        custom = kubernetes.client.CustomObjectsApi(api)
-        namespace = f"vck-bench-{secrets.token_hex(3)}"
-        core.create_namespace(resources.as_model({"metadata": {"name": namespace}}))
-        kube.wait_service_account(api, namespace, 60)
-        watch = _BindWatch(api, namespace)
-        watch.start()
-        groups = config.pods // config.gang
-        created_at: dict[int, float] = {}
-
-        def create_group(g: int) -> None:
-            created_at[g] = time.monotonic()
-            # Raw responses: reading each one back into the client's models would cost the bench
-            # more than the API server's work and slow down creation.
-            custom.create_namespaced_custom_object("scheduling.volcano.sh", "v1beta1", namespace, "podgroups", _podgroup(f"pg-{g}", config.gang), _preload_content=False)
-            for i in range(config.gang):
-                core.create_namespaced_pod(namespace, resources.as_model(_pod(f"pg-{g}-{i}", f"pg-{g}")), _preload_content=False)
-
-        progress(f"bench: creating {groups} PodGroups of {config.gang} pods with {config.impl}")
-        started = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(CREATE_WORKERS) as pool:
-            list(pool.map(create_group, range(groups)))
-        progress(f"bench: created {config.pods} pods in {time.monotonic() - started:.1f}s; waiting for binds")
-        bound = watch.wait_for(config.pods, config.timeout_s)
-        watch.stop()
-        last = max(watch.bound_at.values(), default=started)
-        latencies = []
-        for g in range(groups):
-            times = [watch.bound_at.get(f"pg-{g}-{i}") for i in range(config.gang)]
-            if all(t is not None for t in times):
-                latencies.append(max(t for t in times if t is not None) - created_at[g])
-        return BenchResult(config, bound, last - started, sorted(latencies))
-    finally:
-        impl.stop()
-        backend.down(config.cluster)
+def write(report: figures.Report, folder: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """bench.json and index.html in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data, page = folder / "bench.json", folder / "index.html"
+    data.write_text(json.dumps(figures.to_json(report), indent=1) + "\n")
+    page.write_text(render.page(report))
+    return data, page

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
@@ -66,8 +66,12 @@ class EmbeddedBackend:
         progress: Progress = _stderr,
         tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
         owner: owners.Owner | None = None,
+        audit_policy: Mapping[str, Any] | None = None,
     ) -> None:
         self.state_root = state_root or cache.state_dir()
+        # An audit policy (audit.k8s.io/v1 Policy) makes the API server log the requests it
+        # selects to audit_log(cluster): the bench's timings. None: no audit log.
+        self.audit_policy = audit_policy
         self.progress = progress
         self.tools = tools
         # The process a cluster started here belongs to (a run, a test session); None for one
@@ -84,6 +88,10 @@ class EmbeddedBackend:
     def kubeconfig(self, cluster: str) -> pathlib.Path:
         # kwokctl writes this itself; the kit never touches the user's ~/.kube/config.
         return self._kwok_workdir(cluster) / "clusters" / cluster / "kubeconfig.yaml"
+
+    def audit_log(self, cluster: str) -> pathlib.Path:
+        """Where the API server writes its audit log (with an audit policy)."""
+        return self._kwok_workdir(cluster) / "clusters" / cluster / "logs" / "audit.log"
 
     def _env(self, cluster: str) -> dict[str, str]:
         env = dict(os.environ)
@@ -145,6 +153,10 @@ class EmbeddedBackend:
             "--kwok-controller-binary", str(tools["kwok"]),
             "--quiet-pull",
         ]
+        if self.audit_policy is not None:
+            policy = state / "audit-policy.yaml"
+            policy.write_text(yaml.safe_dump(dict(self.audit_policy), sort_keys=False))
+            argv += ["--kube-audit-policy", str(policy)]
         self.progress(f"cluster {cluster}: starting etcd, kube-apiserver, kube-controller-manager and kwok")
         log = state / "kwokctl.log"
         with open(log, "ab") as out:

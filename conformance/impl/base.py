@@ -7,7 +7,7 @@ import os
 import pathlib
 import shutil
 import tempfile
-from typing import Any, Mapping, Protocol
+from typing import Any, Collection, Mapping, Protocol, runtime_checkable
 
 from conformance.cluster import base
 
@@ -89,4 +89,26 @@ class Implementation(Protocol):
         ...
 
     def versions(self) -> dict[str, str]:
+        ...
+
+
+# The parts of an implementation a Staged adapter can hold back.
+SCHEDULER = "scheduler"
+CONTROLLER = "controller"
+
+
+@runtime_checkable
+class Staged(Protocol):
+    """An implementation whose scheduler (and controller) can be held stopped while a workload is
+    created, then started: what `vck bench scheduler` times from (the adapters that run the
+    implementation as processes here: reference and volcano)."""
+
+    def hold(self, parts: Collection[str]) -> None:
+        """Stop these running parts (SCHEDULER, CONTROLLER) of an implementation `ensure` started;
+        they stay stopped until resume()."""
+        ...
+
+    def resume(self) -> None:
+        """Start the held parts side by side with the arguments they had; return once each says
+        it is ready."""
         ...

@@ -7,8 +7,9 @@ reads its claims from `capabilities.yaml`, and never imports its code.
 `reference:broken=gang,enqueue` is the same implementation with the named plugins and actions
 taken out of every scheduler configuration it is given, while it still claims them: the broken
 build each suite must be proven to fail against. Names of controller features (policies,
-job-plugins, dependson, ttl, commands, elastic, network-topology, queue, podgroup) switch those off in the controller, and
-`admission` / `defaults` take validation or defaulting out of the webhook.
+job-plugins, dependson, ttl, commands, elastic, network-topology, volumes, queue, podgroup, cronjob, jobflow, hypernode) switch those off in the controller, and
+`admission` / `defaults` take validation or defaulting out of the webhook; scheduling-gates,
+topology-aware-preemption and preemptable-label switch those rules off in the scheduler.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pathlib
 import re
 import signal
 import sys
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 import kubernetes
 import yaml
@@ -32,12 +33,17 @@ from conformance.impl import crds, processes, queues
 
 log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 60.0
+# A held part starts over a whole workload (tens of thousands of pods to list into its caches).
+RESUME_READY_TIMEOUT_S = 600.0
 CRD_TIMEOUT_S = 60.0
 SCHEDULER_NAME = "volcano"
 # Each process logs this once its caches are synced and it acts on the cluster.
 READY_MARKER = r"\bready\b"
-CONTROLLER_FEATURES = ("policies", "job-plugins", "dependson", "ttl", "commands", "elastic", "network-topology", "queue", "podgroup")
+CONTROLLER_FEATURES = ("policies", "job-plugins", "dependson", "ttl", "commands", "elastic", "network-topology", "volumes", "queue", "podgroup", "cronjob", "jobflow", "hypernode")
 WEBHOOK_FEATURES = {"admission": "validation", "defaults": "defaults"}
+# Scheduler rules with no conf name of their own, switched off by the scheduler's --disable
+# (reference_scheduler/scheduler/features.py).
+SCHEDULER_FEATURES = ("scheduling-gates", "topology-aware-preemption", "preemptable-label")
 
 
 def package_dir() -> pathlib.Path:
@@ -77,7 +83,7 @@ def known_broken() -> tuple[str, ...]:
     file), its controller features and its webhook checks."""
     doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
     parts = [c.partition(":")[2] for c in doc["capabilities"] if c.startswith(("action:", "plugin:"))]
-    return tuple(sorted({*parts, *CONTROLLER_FEATURES, *WEBHOOK_FEATURES}))
+    return tuple(sorted({*parts, *CONTROLLER_FEATURES, *WEBHOOK_FEATURES, *SCHEDULER_FEATURES}))
 
 
 class Reference:
@@ -98,6 +104,8 @@ class Reference:
         self._controller: processes.ManagedProcess | None = None
         self._scheduler: processes.ManagedProcess | None = None
         self._webhook: processes.ManagedProcess | None = None
+        # Parts stopped by hold(), with the arguments they are started again with.
+        self._held: dict[str, list[str]] = {}
 
     @property
     def broken(self) -> tuple[str, ...]:
@@ -148,6 +156,9 @@ class Reference:
     def _scheduler_args(self, cluster: base.ClusterHandle, conf_path: pathlib.Path) -> list[str]:
         args = ["-m", "reference_scheduler.scheduler", "--kubeconfig", str(self._kubeconfig(cluster)), "--scheduler-conf", str(conf_path), "--scheduler-name", SCHEDULER_NAME]
         args += [f"--node-selector={item}" for item in cluster.node_selector]
+        disabled = ",".join(b for b in self.broken if b in SCHEDULER_FEATURES)
+        if disabled:
+            args += ["--disable", disabled]
         if self.scheduler_chaos_seed is not None:
             chaos = ["-m", "conformance.impl.chaos", "--seed", str(self.scheduler_chaos_seed), "--min-s", "2", "--max-s", "6", "--kill-on", GANG_FIRST_BIND]
             args = [*chaos, "--", sys.executable, *args]
@@ -215,6 +226,39 @@ class Reference:
         if "queue" not in self.broken:
             self._wait_default_queues(cluster)
 
+    # --- held parts (impl_base.Staged, for the bench) ------------------------------------------------
+    def hold(self, parts: Collection[str]) -> None:
+        for part in parts:
+            proc = self._part(part)
+            if proc is None or proc.exited():
+                raise impl_base.ImplementationError(f"the reference's {part} is not running: nothing to hold (ensure() first)")
+            proc.stop()
+            self._held[part] = list(proc.argv[1:])
+            self._set_part(part, None)
+
+    def resume(self) -> None:
+        started = []
+        for part, args in self._held.items():
+            proc = self._launch(part, args)
+            self._set_part(part, proc)
+            started.append(proc)
+        self._held.clear()
+        for proc in started:
+            proc.wait_ready(READY_MARKER, RESUME_READY_TIMEOUT_S)
+
+    def _part(self, part: str) -> processes.ManagedProcess | None:
+        if part == impl_base.SCHEDULER:
+            return self._scheduler
+        if part == impl_base.CONTROLLER:
+            return self._controller
+        raise impl_base.ImplementationError(f"the reference has no part {part!r} to hold; it holds {impl_base.SCHEDULER} and {impl_base.CONTROLLER}")
+
+    def _set_part(self, part: str, proc: processes.ManagedProcess | None) -> None:
+        if part == impl_base.SCHEDULER:
+            self._scheduler = proc
+        else:
+            self._controller = proc
+
     def _launch(self, role: str, args: list[str]) -> processes.ManagedProcess:
         proc = processes.ManagedProcess(f"reference {role}", [sys.executable, *args], self.workdir / f"{role}.log")
         proc.start()
@@ -237,6 +281,7 @@ class Reference:
         if self._webhook is not None and self._cluster is not None:
             self._unregister_webhook(self._cluster)
         self._scheduler = self._controller = self._webhook = None
+        self._held.clear()
         self._conf_text = None
         self._cluster = None
 

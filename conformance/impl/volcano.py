@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import pathlib
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 import yaml
 
@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 SCHEDULER_NAME = "volcano"
 # The first build of the scheduler's cache waits up to vc-scheduler's --resource-sync-timeout (60s).
 READY_TIMEOUT_S = 120.0
+# A held part starts over a whole workload (tens of thousands of pods to list into its caches).
+RESUME_READY_TIMEOUT_S = 600.0
 CRD_TIMEOUT_S = 60.0
 WEBHOOK_LIVE_TIMEOUT_S = 60.0
 # klog lines each process writes once it acts on the cluster (at -v=2 and above).
@@ -69,6 +71,9 @@ class Volcano:
         self._webhook: processes.ManagedProcess | None = None
         self._controller: processes.ManagedProcess | None = None
         self._scheduler: processes.ManagedProcess | None = None
+        # How each part was last started (binary, arguments, readiness line), and which are held.
+        self._started_as: dict[str, tuple[str, list[str], str]] = {}
+        self._held: set[str] = set()
 
     # --- claims -----------------------------------------------------------------------------------
     def capabilities(self) -> frozenset[str]:
@@ -90,11 +95,7 @@ class Volcano:
         if self._webhook is None or self._webhook.exited():
             self._webhook = self._start_webhook(cluster)
         if self._controller is None or self._controller.exited():
-            self._controller = self._start(
-                "vc-controller-manager",
-                ["--scheduler-name", SCHEDULER_NAME, "--controllers", "*"],
-                CONTROLLER_READY,
-            )
+            self._controller = self._start_part(impl_base.CONTROLLER, "vc-controller-manager", ["--scheduler-name", SCHEDULER_NAME, "--controllers", "*"], CONTROLLER_READY)
         conf = dict(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF)
         key = json.dumps(conf, sort_keys=True)
         if self._scheduler is not None and not self._scheduler.exited() and key == self._conf_key:
@@ -104,7 +105,8 @@ class Volcano:
         conf_path = self.workdir / "scheduler-conf" / "volcano-scheduler.conf"
         conf_path.parent.mkdir(parents=True, exist_ok=True)
         conf_path.write_text(yaml.safe_dump(conf, sort_keys=False))
-        self._scheduler = self._start(
+        self._scheduler = self._start_part(
+            impl_base.SCHEDULER,
             "vc-scheduler",
             ["--scheduler-name", SCHEDULER_NAME, "--scheduler-conf", str(conf_path), "--cache-dumper=false", "--cache-dump-dir", str(self.workdir),
              *(f"--node-selector={item}" for item in cluster.node_selector)],
@@ -135,12 +137,42 @@ class Volcano:
         # keep it inside this run's folder.
         return {**os.environ, "DEBUG_SOCKET_DIR": str(self.workdir / "klog-socks")}
 
-    def _start(self, binary: str, args: list[str], marker: str) -> processes.ManagedProcess:
+    def _launch(self, binary: str, args: list[str]) -> processes.ManagedProcess:
         argv = self._argv(binary, ["--leader-elect=false", *args])
         proc = processes.ManagedProcess(f"volcano {binary}", argv, self.workdir / f"{binary}.log")
         proc.start(self._env())
+        return proc
+
+    def _start_part(self, part: str, binary: str, args: list[str], marker: str) -> processes.ManagedProcess:
+        self._started_as[part] = (binary, args, marker)
+        proc = self._launch(binary, args)
         proc.wait_ready(marker, READY_TIMEOUT_S)
         return proc
+
+    # --- held parts (impl_base.Staged, for the bench) ------------------------------------------------
+    def hold(self, parts: Collection[str]) -> None:
+        for part in parts:
+            if part not in (impl_base.SCHEDULER, impl_base.CONTROLLER):
+                raise impl_base.ImplementationError(f"Volcano has no part {part!r} to hold; it holds {impl_base.SCHEDULER} and {impl_base.CONTROLLER}")
+            proc = self._scheduler if part == impl_base.SCHEDULER else self._controller
+            if proc is None or proc.exited():
+                raise impl_base.ImplementationError(f"Volcano's {part} is not running: nothing to hold (ensure() first)")
+            proc.stop()
+            self._held.add(part)
+
+    def resume(self) -> None:
+        started = []
+        for part in sorted(self._held):
+            binary, args, marker = self._started_as[part]
+            proc = self._launch(binary, args)
+            if part == impl_base.SCHEDULER:
+                self._scheduler = proc
+            else:
+                self._controller = proc
+            started.append((proc, marker))
+        self._held.clear()
+        for proc, marker in started:
+            proc.wait_ready(marker, RESUME_READY_TIMEOUT_S)
 
     def _start_webhook(self, cluster: base.ClusterHandle) -> processes.ManagedProcess:
         api = kube.client(cluster.kubeconfig, cluster.context)
@@ -199,6 +231,7 @@ class Volcano:
             except Exception as err:  # the cluster may already be gone
                 log.debug("webhook cleanup: %s", err)
         self._scheduler = self._controller = self._webhook = None
+        self._held.clear()
         self._conf_key = None
         self._cluster = None
 

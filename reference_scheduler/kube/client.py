@@ -7,15 +7,14 @@ from typing import Any
 
 import kubernetes
 
+from reference_scheduler.kube import kubeconfig, rest
+
 # Each watch holds a connection for its life and binds run on several threads: the client's
 # default pool (5 per CPU) would be exhausted and warn "Connection pool is full" on every call.
 POOL_SIZE = 32
 
-# (connect, read) seconds for every call that is not a watch. The client's own default is to wait
-# forever: a connection that hangs without being closed (a partitioned node, a stopped API server)
-# would stall a scheduling cycle or a reconcile loop for good. The read bound is longer than the
-# API server's own request timeout (60 s), so a slow but live server still answers first.
-REQUEST_TIMEOUT_S: tuple[float, float] = (10.0, 90.0)
+# (connect, read) seconds for every call that is not a watch (why: rest.REQUEST_TIMEOUT_S).
+REQUEST_TIMEOUT_S: tuple[float, float] = rest.REQUEST_TIMEOUT_S
 
 
 def is_watch(url: str) -> bool:
@@ -40,4 +39,12 @@ def api_client(kubeconfig: str | None) -> kubernetes.client.ApiClient:
     else:
         kubernetes.config.load_incluster_config(client_configuration=configuration)
     configuration.connection_pool_maxsize = POOL_SIZE
-    return BoundedApiClient(configuration)
+    api = BoundedApiClient(configuration)
+    api.user_agent = rest.user_agent()
+    return api
+
+
+def lean(api: kubernetes.client.ApiClient) -> rest.Rest:
+    """The lean REST path (kube/rest.py) to the same server, as the same client, with the same
+    bounds on every call."""
+    return rest.Rest(kubeconfig.from_configuration(api.configuration), api.user_agent, REQUEST_TIMEOUT_S)

@@ -7,6 +7,10 @@ A loop records its own writes at once (`put`). Such a write can be answered afte
 already reported the object deleted (a PodGroup status written while the scenario's cleanup
 deletes it, a pod evicted and gone before the eviction is noted): the store remembers recent
 deletions, so a late write never brings a deleted object back to haunt later cycles.
+
+A store reads either through the lean REST path (RestSource: the scheduler's stores, whose
+process then never loads the official client and its models) or through an official client's
+list function (the controllers'); the official client is imported only where the second is used.
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ import collections
 import json
 import logging
 import threading
-from typing import Any, Callable
+import urllib.parse
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-import kubernetes
+from reference_scheduler.kube import rest
+
+if TYPE_CHECKING:
+    import kubernetes
 
 log = logging.getLogger(__name__)
 Key = tuple[str, str]
@@ -26,8 +34,61 @@ WATCH_TIMEOUT_S = 30
 TOMBSTONES = 10000
 
 
+class RestSource:
+    """A collection listed and watched through the lean REST path (kube/rest.py): the answer's
+    JSON read straight into dicts, without the official client's models or its line reader.
+    The scheduler's stores use it; a Store also takes an official client's list function."""
+
+    def __init__(self, client: rest.Rest, path: str) -> None:
+        self.client = client
+        self.path = path
+
+    def list(self) -> dict[str, Any]:
+        answer: dict[str, Any] = json.loads(self.client.request("GET", self.path))
+        return answer
+
+    def watch(self, version: str, timeout_s: int) -> Iterator[dict[str, Any]]:
+        """Events from `version` on; the server ends the stream after `timeout_s`."""
+        query = urllib.parse.urlencode({"watch": "true", "resourceVersion": version, "timeoutSeconds": timeout_s})
+        for line in self.client.lines(f"{self.path}?{query}"):
+            yield json.loads(line)
+
+
+def _status(err: Exception) -> int | None:
+    """The HTTP status of an API error from either client (both carry it as `status`), None for
+    anything else."""
+    status = getattr(err, "status", None)
+    return status if isinstance(status, int) else None
+
+
+class Changes:
+    """The keys of a store's objects that changed since its consumer last took them: lets a loop
+    look at what changed instead of every object on every pass. Each consumer has its own
+    (Store.changes()); a relist, or a consumer that has not taken any yet, means everything."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keys: set[Key] = set()
+        self._everything = True
+
+    def mark(self, key: Key) -> None:
+        with self._lock:
+            self._keys.add(key)
+
+    def mark_everything(self) -> None:
+        with self._lock:
+            self._everything = True
+
+    def take(self) -> set[Key] | None:
+        """The keys changed since the last take, or None: look at every object."""
+        with self._lock:
+            keys, everything = self._keys, self._everything
+            self._keys, self._everything = set(), False
+        return None if everything else keys
+
+
 class Store:
-    def __init__(self, name: str, lister: Callable[..., Any], changed: threading.Event, on_delete: Callable[[dict[str, Any]], None] | None = None, optional: bool = False) -> None:
+    def __init__(self, name: str, lister: Callable[..., Any] | RestSource, changed: threading.Event, on_delete: Callable[[dict[str, Any]], None] | None = None, optional: bool = False) -> None:
         self.name = name
         # An optional kind may not be served at all (its CRD not installed): the store then counts
         # as synced and empty, and keeps trying to list it.
@@ -43,6 +104,19 @@ class Store:
         self._deleted: collections.OrderedDict[Key, int] = collections.OrderedDict()
         self.synced = threading.Event()
         self._stop = threading.Event()
+        self._consumers: list[Changes] = []
+
+    def changes(self) -> Changes:
+        """A new consumer's feed of changed keys (see Changes)."""
+        feed = Changes()
+        with self.lock:
+            self._consumers.append(feed)
+        return feed
+
+    def _mark(self, key: Key) -> None:
+        """Tell every consumer the object under `key` changed (lock held)."""
+        for feed in self._consumers:
+            feed.mark(key)
 
     def start(self) -> None:
         threading.Thread(target=self._run, name=f"informer-{self.name}", daemon=True).start()
@@ -61,6 +135,7 @@ class Store:
     def forget(self, namespace: str, name: str) -> None:
         with self.lock:
             self.items.pop((namespace, name), None)
+            self._mark((namespace, name))
 
     def put(self, obj: dict[str, Any]) -> None:
         """Record our own write at once, so the next cycle does not act on a stale copy; unless the
@@ -76,6 +151,7 @@ class Store:
             current = self.items.get(key)
             if current is None or version >= int(current["metadata"].get("resourceVersion", 0)):
                 self.items[key] = obj
+                self._mark(key)
 
     def _remember_deletion(self, key: Key, version: int) -> None:
         """Remember a deletion (lock held), forgetting the oldest beyond TOMBSTONES."""
@@ -93,6 +169,7 @@ class Store:
                 self._remember_deletion(key, int(meta.get("resourceVersion", 0)))
             else:
                 self.items[key] = obj
+            self._mark(key)
         if kind == "DELETED" and self.on_delete is not None:
             self.on_delete(obj)
         self.changed.set()
@@ -102,7 +179,7 @@ class Store:
         while not self._stop.is_set():
             try:
                 if version is None:
-                    data = json.loads(self.lister(_preload_content=False).data)
+                    data = self.lister.list() if isinstance(self.lister, RestSource) else json.loads(self.lister(_preload_content=False).data)
                     version = data["metadata"]["resourceVersion"]
                     with self.lock:
                         listed = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in data.get("items") or []}
@@ -110,10 +187,11 @@ class Store:
                         for key in self.items.keys() - listed.keys():
                             self._remember_deletion(key, int(version))
                         self.items = listed
+                        for feed in self._consumers:
+                            feed.mark_everything()
                     self.synced.set()
                     self.changed.set()
-                watcher = kubernetes.watch.Watch()
-                for event in watcher.stream(self.lister, resource_version=version, timeout_seconds=WATCH_TIMEOUT_S, deserialize=False):
+                for event in self._events(version):
                     obj = event.get("raw_object") or event["object"]
                     if event["type"] == "ERROR":
                         version = None
@@ -124,8 +202,8 @@ class Store:
                     self._apply(event["type"], obj)
                     if self._stop.is_set():
                         break
-            except kubernetes.client.ApiException as err:
-                if err.status == 404 and self.optional:
+            except Exception as err:  # an API error, an expired watch, a dropped connection: list again
+                if _status(err) == 404 and self.optional:
                     if not self.synced.is_set():
                         log.warning("informer %s: the API server does not serve it (CRD not installed?); treating it as empty", self.name)
                         self.synced.set()
@@ -135,25 +213,36 @@ class Store:
                 log.debug("informer %s: %s; relisting", self.name, err)
                 version = None
                 self._stop.wait(0.5)
-            except Exception as err:  # an expired watch, a dropped connection: list again
-                log.debug("informer %s: %s; relisting", self.name, err)
-                version = None
-                self._stop.wait(0.5)
+
+
+    def _events(self, version: str) -> Iterator[dict[str, Any]]:
+        if isinstance(self.lister, RestSource):
+            return self.lister.watch(version, WATCH_TIMEOUT_S)
+        import kubernetes  # the official client's stores only (see the module's docstring)
+
+        return iter(kubernetes.watch.Watch().stream(self.lister, resource_version=version, timeout_seconds=WATCH_TIMEOUT_S, deserialize=False))
 
 
 def core_lister(api: kubernetes.client.ApiClient, plural: str) -> Callable[..., Any]:
+    import kubernetes  # the official client's stores only (see the module's docstring)
+
     core = kubernetes.client.CoreV1Api(api)
     scheduling = kubernetes.client.SchedulingV1Api(api)
+    apps = kubernetes.client.AppsV1Api(api)
     fn = {
         "pods": core.list_pod_for_all_namespaces,
         "nodes": core.list_node,
         "events": core.list_event_for_all_namespaces,
         "priorityclasses": scheduling.list_priority_class,
+        "replicasets": apps.list_replica_set_for_all_namespaces,
+        "statefulsets": apps.list_stateful_set_for_all_namespaces,
     }[plural]
     return fn
 
 
 def custom_lister(api: kubernetes.client.ApiClient, group: str, version: str, plural: str) -> Callable[..., Any]:
+    import kubernetes  # the official client's stores only (see the module's docstring)
+
     custom = kubernetes.client.CustomObjectsApi(api)
 
     def lister(**kwargs: Any) -> Any:

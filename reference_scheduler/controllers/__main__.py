@@ -1,8 +1,9 @@
 """`python -m reference_scheduler.controllers --kubeconfig PATH [--scheduler-name volcano]`
 
-The job, queue and PodGroup controllers in one process (vc-controller-manager's role).
-`--disable` switches features off to build the broken controller the kit's tests need:
-policies, job-plugins, dependson, ttl, commands, elastic, queue, podgroup.
+The job, queue, PodGroup, CronJob, JobFlow/JobTemplate and HyperNode controllers in one process
+(vc-controller-manager's role). `--disable` switches features off to build the broken controller
+the kit's tests need: policies, job-plugins, dependson, ttl, commands, elastic, network-topology,
+queue, podgroup, cronjob, jobflow, hypernode.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import sys
 import threading
 import time
 
-from reference_scheduler.controllers import podgroup, queue
+from reference_scheduler.controllers import hypernode, podgroup, queue
+from reference_scheduler.controllers.cronjob import controller as cronjob
 from reference_scheduler.controllers.job import controller, features
+from reference_scheduler.controllers.jobflow import controller as jobflow
 from reference_scheduler.kube import client, signals
 
 log = logging.getLogger("reference_scheduler.controllers")
@@ -38,20 +41,30 @@ def main(argv: list[str] | None = None) -> int:
     signals.set_events_on((signal.SIGTERM, signal.SIGINT), stop, jobs.changed)
     queues = queue.QueueController(api, jobs.changed, jobs.podgroups, jobs.commands)
     groups = podgroup.PodGroupController(api, jobs.pods, jobs.podgroups, args.scheduler_name)
-    queues.queues.start()
+    cronjobs = cronjob.CronJobController(api, jobs.changed, jobs.jobs)
+    flows = jobflow.JobFlowController(api, jobs.changed, jobs.jobs)
+    hypernodes = hypernode.HyperNodeController(api, jobs.changed)
+    optional = (queues.queues, cronjobs.cronjobs, *flows.stores(), *hypernodes.stores())
+    for store in optional:
+        store.start()
     jobs.start()
-    if not queues.queues.synced.wait(60):
-        raise TimeoutError("the queues cache did not sync within 60s")
-    log.info("ready: job, queue and podgroup controllers (disabled: %s)", ",".join(sorted(disabled)) or "none")
+    if "podgroup" not in disabled:
+        groups.start()
+    for store in optional:
+        if not store.synced.wait(60):
+            raise TimeoutError(f"the {store.name} cache did not sync within 60s")
+    log.info("ready: job, queue, podgroup, cronjob, jobflow and hypernode controllers (disabled: %s)", ",".join(sorted(disabled)) or "none")
     while not stop.is_set():
-        # Level-triggered: every change, a due timer (policy timeouts, TTLs) or a periodic resync
-        # reconciles everything from the caches.
-        wait = RESYNC_S if jobs.next_wake is None else max(0.05, min(RESYNC_S, jobs.next_wake - time.time()))
+        # Level-triggered: every change, a due timer (policy timeouts, TTLs, cron schedule times)
+        # or a periodic resync reconciles everything from the caches.
+        wakes = [w for w in (jobs.next_wake, cronjobs.next_wake, flows.next_wake) if w is not None]
+        wait = RESYNC_S if not wakes else max(0.05, min(RESYNC_S, min(wakes) - time.time()))
         jobs.changed.wait(wait)
         jobs.changed.clear()
         if stop.is_set():
             break
-        for name, loop in (("job", jobs.reconcile_all), ("queue", queues.reconcile_all), ("podgroup", groups.reconcile_all)):
+        loops = (("job", jobs.reconcile_all), ("queue", queues.reconcile_all), ("podgroup", groups.reconcile_all), ("cronjob", cronjobs.reconcile_all), ("jobflow", flows.reconcile_all), ("hypernode", hypernodes.reconcile_all))
+        for name, loop in loops:
             if name in disabled:
                 continue
             try:

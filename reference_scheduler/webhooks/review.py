@@ -7,7 +7,16 @@ import json
 from typing import Any, Callable, Mapping
 
 from reference_scheduler.controllers.job import defaults
-from reference_scheduler.webhooks import mutate_queue, validate_job, validate_queue
+from reference_scheduler.webhooks import (
+    mutate_queue,
+    validate_cronjob,
+    validate_hypernode,
+    validate_job,
+    validate_jobflow,
+    validate_pod,
+    validate_podgroup,
+    validate_queue,
+)
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 
@@ -45,7 +54,39 @@ class Handlers:
         self.disabled = disabled
 
     def routes(self) -> dict[str, Handler]:
-        return {"/jobs/mutate": self.mutate_job, "/jobs/validate": self.validate_job, "/queues/mutate": self.mutate_queue, "/queues/validate": self.validate_queue}
+        return {
+            "/jobs/mutate": self.mutate_job,
+            "/jobs/validate": self.validate_job,
+            "/queues/mutate": self.mutate_queue,
+            "/queues/validate": self.validate_queue,
+            "/cronjobs/validate": self.validate_cronjob,
+            "/jobflows/validate": self.validate_jobflow,
+            "/hypernodes/validate": self.validate_hypernode,
+            "/podgroups/validate": self.validate_podgroup,
+            "/pods/validate": self.validate_pod,
+        }
+
+    def _judged(self, request: Mapping[str, Any], operations: tuple[str, ...], judge: Callable[[], str]) -> dict[str, Any]:
+        """Refused with `judge()`'s message when it has one, for the operations the rule covers."""
+        if "validation" in self.disabled or request.get("operation") not in operations:
+            return _allowed(request["uid"])
+        message = judge()
+        return _refused(request["uid"], message) if message else _allowed(request["uid"])
+
+    def validate_cronjob(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        return self._judged(request, ("CREATE", "UPDATE"), lambda: validate_cronjob.validate(request["object"], str(request.get("operation"))))
+
+    def validate_jobflow(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        return self._judged(request, ("CREATE", "UPDATE"), lambda: validate_jobflow.validate(request["object"]))
+
+    def validate_hypernode(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        return self._judged(request, ("CREATE", "UPDATE"), lambda: validate_hypernode.validate(request["object"]))
+
+    def validate_podgroup(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        return self._judged(request, ("CREATE",), lambda: validate_podgroup.validate(request["object"], self.queue_any_state))
+
+    def validate_pod(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        return self._judged(request, ("CREATE",), lambda: validate_pod.validate(request["object"], (self.scheduler_name,)))
 
     def mutate_job(self, request: Mapping[str, Any]) -> dict[str, Any]:
         job = request["object"]

@@ -17,6 +17,8 @@ log = logging.getLogger(__name__)
 # Fixed names: one reference webhook per cluster; the kit's adapter removes them on stop.
 MUTATING_NAME = "vck-reference-mutate"
 VALIDATING_NAME = "vck-reference-validate"
+# The CEL condition under which the API server asks the pod rule at all (validate_pod.KEYS).
+POD_JDB_CONDITION = "has(object.metadata.annotations) && ('volcano.sh/jdb-min-available' in object.metadata.annotations || 'volcano.sh/jdb-max-unavailable' in object.metadata.annotations)"
 
 
 def serve(routes: dict[str, review.Handler], host: str, port: int, cert: str, key: str) -> http.server.ThreadingHTTPServer:
@@ -79,6 +81,19 @@ def register(api: kubernetes.client.ApiClient, base_url: str, ca_pem: bytes) -> 
         "webhooks": [
             {"name": "validatejob.volcano.sh", "clientConfig": _client_config(base_url, "/jobs/validate", ca_pem), "rules": [rule("jobs", ["CREATE", "UPDATE"], "batch.volcano.sh", "v1alpha1")], **common},
             {"name": "validatequeue.volcano.sh", "clientConfig": _client_config(base_url, "/queues/validate", ca_pem), "rules": [rule("queues", ["CREATE", "UPDATE", "DELETE"], "scheduling.volcano.sh", "v1beta1")], **common},
+            {"name": "validatecronjob.volcano.sh", "clientConfig": _client_config(base_url, "/cronjobs/validate", ca_pem), "rules": [rule("cronjobs", ["CREATE", "UPDATE"], "batch.volcano.sh", "v1alpha1")], **common},
+            {"name": "validatejobflow.volcano.sh", "clientConfig": _client_config(base_url, "/jobflows/validate", ca_pem), "rules": [rule("jobflows", ["CREATE", "UPDATE"], "flow.volcano.sh", "v1alpha1")], **common},
+            {"name": "validatehypernodes.volcano.sh", "clientConfig": _client_config(base_url, "/hypernodes/validate", ca_pem), "rules": [rule("hypernodes", ["CREATE", "UPDATE"], "topology.volcano.sh", "v1alpha1")], **common},
+            {"name": "validatepodgroup.volcano.sh", "clientConfig": _client_config(base_url, "/podgroups/validate", ca_pem), "rules": [rule("podgroups", ["CREATE"], "scheduling.volcano.sh", "v1beta1")], **common},
+            {
+                "name": "validatepod.volcano.sh",
+                "clientConfig": _client_config(base_url, "/pods/validate", ca_pem),
+                "rules": [rule("pods", ["CREATE"], "", "v1")],
+                # Only pods that carry a job disruption budget annotation can be refused: the API
+                # server sends the webhook those alone, so no other pod waits on it.
+                "matchConditions": [{"name": "jdb-annotated", "expression": POD_JDB_CONDITION}],
+                **common,
+            },
         ],
     }
     for body, create, delete in (

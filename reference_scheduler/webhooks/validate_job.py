@@ -255,7 +255,8 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """Only minAvailable, task replicas and priorityClassName may change (elastic scaling)."""
+    """Only minAvailable, task replicas and priorityClassName may change (elastic scaling), and
+    the claim name the controller generates for a volume. Upstream: validateJobUpdate."""
     new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
     total = 0
     for task in new_spec.get("tasks") or []:
@@ -278,6 +279,9 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     def frozen(spec: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in spec.items() if k not in ("minAvailable", "priorityClassName")}
         out["tasks"] = [{k: v for k, v in t.items() if k not in ("replicas", "minAvailable")} for t in spec.get("tasks") or []]
+        # The job controller writes the name it generated for a volume's claim spec.
+        if spec.get("volumes"):
+            out["volumes"] = [{k: x for k, x in v.items() if not (k == "volumeClaimName" and v.get("volumeClaim"))} for v in spec["volumes"]]
         return out
 
     if frozen(new_spec) != frozen(old_spec):

@@ -1,12 +1,12 @@
 """The Job controller: level-triggered and restart-safe.
 
 Every change (and a periodic resync) reconciles each Job from what the cluster holds. This module
-is the loop around the per-job work: the informers (jobs, PodGroups, pods, bus Commands), grouping
-pods, Commands and evictions by job, one `sync.JobSync` per job and pass, the wake-up time for
-policy timeouts and TTLs, and the Events it records. The memory kept between passes (edge events
-already handled, evictions seen on the watch) lives here too, since a sync lasts one pass; what a
-sync does with the job (events, policies, the phase machine, pods, PodGroup, plugin objects,
-status) is sync.py.
+is the loop around the per-job work: the informers (jobs, PodGroups, pods, bus Commands,
+PriorityClasses), grouping pods, Commands and evictions by job, one `sync.JobSync` per job and
+pass, the wake-up time for policy timeouts and TTLs, and the Events it records. The memory kept
+between passes (edge events already handled, evictions seen on the watch) lives here too, since a
+sync lasts one pass; what a sync does with the job (events, policies, the phase machine, pods,
+PodGroup, plugin objects, status) is sync.py.
 
 Upstream: pkg/controllers/job/job_controller.go (informers, queueing), job_controller_handler.go
 (pod deletions, Commands).
@@ -43,6 +43,8 @@ class JobController:
         self.podgroups = informer.Store("podgroups", informer.custom_lister(api, *SCHEDULING, "podgroups"), self.changed)
         self.pods = informer.Store("pods", informer.core_lister(api, "pods"), self.changed, on_delete=self._pod_deleted)
         self.commands = informer.Store("commands", informer.custom_lister(api, *BUS, "commands"), self.changed)
+        # Task priorities order the pods a PodGroup's minResources counts.
+        self.priority_classes = informer.Store("priorityclasses", informer.core_lister(api, "priorityclasses"), self.changed)
         self._lock = threading.Lock()
         self._evicted: list[Evicted] = []
         # Pods this controller deleted (their deletion is not an eviction).
@@ -59,7 +61,7 @@ class JobController:
         self.next_wake: float | None = None
 
     def stores(self) -> tuple[informer.Store, ...]:
-        return (self.jobs, self.podgroups, self.pods, self.commands)
+        return (self.jobs, self.podgroups, self.pods, self.commands, self.priority_classes)
 
     def start(self, timeout_s: float = 60.0) -> None:
         for store in self.stores():

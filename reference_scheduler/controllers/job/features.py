@@ -19,6 +19,8 @@ class Features:
     elastic: bool = True
     # Copying a Job's spec.networkTopology to its PodGroup, where the scheduler reads it.
     network_topology: bool = True
+    # A Job's spec.volumes: claims named or created, mounted in every pod (volumes.py).
+    volumes: bool = True
 
     @classmethod
     def without(cls, names: set[str]) -> "Features":

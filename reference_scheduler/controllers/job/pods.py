@@ -6,9 +6,9 @@ Upstream: pkg/controllers/job/job_controller_util.go (createJobPod).
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Callable
 
-from reference_scheduler.scheduler.api import resource
+from reference_scheduler.controllers import quota
 
 GROUP_NAME = "scheduling.k8s.io/group-name"
 JOB_NAME = "volcano.sh/job-name"
@@ -78,18 +78,48 @@ def _quantities_as_strings(pod_spec: dict[str, Any]) -> None:
                 container["resources"][kind] = {name: str(value) for name, value in values.items()}
 
 
-def min_resources(job: dict[str, Any]) -> dict[str, str]:
-    """The requests of the first minAvailable pods, task by task (Volcano's calcPGMinResources)."""
+def min_resources(job: dict[str, Any], priority_of: Callable[[str], int] = lambda _: 0) -> dict[str, str]:
+    """The PodGroup's minResources: the quota usage (quota.py) of the pods the gang needs, tasks
+    taken by their template's priority class, highest first (`priority_of` gives a class's value,
+    0 when unknown). When the job's minAvailable is below the sum of its tasks' minAvailable, the
+    first minAvailable pods in that order; otherwise every task's minAvailable, then the rest of
+    its replicas until minAvailable pods are counted.
+
+    Upstream: pkg/controllers/job/job_controller_actions.go (calcPGMinResources),
+    job_controller_util.go (CalcFirstCountResources, CalcPGMinResources)."""
+    tasks = sorted(job["spec"].get("tasks") or [], key=lambda t: -priority_of(((t.get("template") or {}).get("spec") or {}).get("priorityClassName") or ""))
     need = int(job["spec"]["minAvailable"])
-    total = resource.Resource()
-    for task in job["spec"].get("tasks") or []:
-        per_pod = resource.Resource.of_pod(task.get("template") or {})
-        for _ in range(int(task.get("replicas", 0))):
+    total: quota.Usage = {}
+
+    def count(task: dict[str, Any], pods: int) -> None:
+        nonlocal total
+        total = quota.add(total, quota.times(quota.pod_usage((task.get("template") or {}).get("spec") or {}), pods))
+
+    def task_min(task: dict[str, Any]) -> int:
+        return int(task["minAvailable"] if task.get("minAvailable") is not None else task.get("replicas", 0))
+
+    if need < sum(task_min(t) for t in tasks):
+        for task in tasks:
+            replicas = int(task.get("replicas", 0))
+            count(task, min(need, replicas))
+            need -= replicas
             if need <= 0:
                 break
-            total.add(per_pod)
-            need -= 1
-    out = {}
-    for name, value in total.values.items():
-        out[name] = f"{int(round(value))}m" if name == "cpu" else str(int(round(value)))
-    return out
+        return quota.as_resource_list(total)
+    counted = 0
+    for task in tasks:
+        pods = min(task_min(task), need - counted)
+        count(task, pods)
+        counted += pods
+        if counted >= need:
+            return quota.as_resource_list(total)
+    left = need - counted
+    for task in tasks:
+        spare = int(task.get("replicas", 0)) - task_min(task)
+        if spare <= 0:
+            continue
+        count(task, min(spare, left))
+        left -= min(spare, left)
+        if left <= 0:
+            break
+    return quota.as_resource_list(total)

@@ -30,6 +30,7 @@ from reference_scheduler.controllers.job import (
     pods,
     policies,
     states,
+    volumes,
 )
 from reference_scheduler.controllers.job.clock import now_rfc3339, parse_time
 from reference_scheduler.controllers.job.features import Features
@@ -68,6 +69,7 @@ class Controller(Protocol):
     jobs: informer.Store
     podgroups: informer.Store
     commands: informer.Store
+    priority_classes: informer.Store
     _lock: threading.Lock
     _evicted: list[Evicted]
     _our_deletions: set[str]
@@ -126,7 +128,7 @@ class JobSync:
         action, req = self._choose_action()
         self._prune_evictions()
         if action != policies.SYNC:
-            self.ctl.record_event(self.job, "ExecuteAction", f"Start to execute action {action}")
+            self.ctl.record_event(self.job, "ExecuteAction", f"Start to execute action {action} ")
         states.execute(self, self.phase, action, req.task if req else "", req.pod if req else "")
 
     def _ttl_expired(self) -> bool:
@@ -322,6 +324,8 @@ class JobSync:
 
     def sync_job(self, update: states.UpdateFn | None) -> None:
         self._ensure_plugin_objects()
+        if self.ctl.features.volumes and self.phase == "Pending" and not self._claims_ready():
+            return
         pg = self._ensure_podgroup()
         pg_phase = ((pg or {}).get("status") or {}).get("phase") or "Pending"
         if pg_phase != "Pending":
@@ -350,6 +354,8 @@ class JobSync:
                 if name in self.pods:
                     continue
                 body = pods.make_pod(self.job, task, index, self.version, int(self.status.get("retryCount", 0)))
+                if self.ctl.features.volumes:
+                    volumes.mount(body, self.job)
                 for plugin in self.plugins:
                     plugin.on_pod_create(body, self.job)
                 try:
@@ -364,13 +370,32 @@ class JobSync:
                 self._delete_pod(pod)
                 pod["metadata"]["deletionTimestamp"] = now_rfc3339()
 
+    def _claims_ready(self) -> bool:
+        """A job that has not started yet gets its volumes' claims before its PodGroup: generated
+        names are written into the Job, a missing named claim keeps it waiting (volumes.py).
+        Upstream: initiateJob, createJobIOIfNotExist."""
+        if not self.job["spec"].get("volumes"):
+            return True
+        claims = volumes.ensure_claims(self.ctl.core, self.job)
+        if claims.named_now:
+            updated = self.ctl.custom.patch_namespaced_custom_object(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], {"spec": {"volumes": claims.volumes}})
+            self.ctl.jobs.put(updated)
+            self.job["spec"]["volumes"] = claims.volumes
+        if claims.error:
+            self.ctl.record_event(self.job, volumes.PVC_ERROR, f"Failed to create PVC, err: {claims.error}", "Warning")
+            # Claims are not watched: look again shortly.
+            self.ctl.wake_at(time.time() + 2.0)
+            return False
+        self.status["controlledResources"] = {**(self.status.get("controlledResources") or {}), **volumes.controlled(claims.volumes)}
+        return True
+
     def _ensure_podgroup(self) -> dict[str, Any] | None:
         spec = self.job["spec"]
         want = {
             "minMember": int(spec["minAvailable"]),
             "minTaskMember": {t["name"]: int(t["minAvailable"]) for t in spec.get("tasks") or []},
             "queue": spec["queue"],
-            "minResources": pods.min_resources(self.job),
+            "minResources": pods.min_resources(self.job, self._priority_of),
         }
         if spec.get("priorityClassName"):
             want["priorityClassName"] = spec["priorityClassName"]
@@ -404,6 +429,10 @@ class JobSync:
             self.pg = self.ctl.custom.patch_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name, {"spec": {k: want[k] for k in ("minMember", "minTaskMember", "minResources")}})
             self.ctl.podgroups.put(self.pg)
         return self.pg
+
+    def _priority_of(self, class_name: str) -> int:
+        found = self.ctl.priority_classes.get("", class_name) if class_name else None
+        return int((found or {}).get("value") or 0)
 
     def _delete_podgroup(self) -> None:
         ns, name = self.meta["namespace"], pods.podgroup_name(self.job)

@@ -10,6 +10,8 @@ import threading
 import types
 from typing import Any
 
+import kubernetes
+
 from reference_scheduler.controllers.job import sync
 from reference_scheduler.controllers.job.features import FULL, Features
 from reference_scheduler.kube import informer
@@ -49,6 +51,18 @@ class FakeCore:
     def __init__(self, writes: Writes) -> None:
         self.writes = writes
         self.api_client = types.SimpleNamespace(sanitize_for_serialization=lambda obj: obj)
+        # PersistentVolumeClaims by name: those the case starts with and those the sync creates.
+        self.claims: dict[str, Obj] = {}
+
+    def read_namespaced_persistent_volume_claim(self, name: str, namespace: str) -> Obj:
+        if name not in self.claims:
+            raise kubernetes.client.ApiException(status=404, reason="Not Found")
+        return self.claims[name]
+
+    def create_namespaced_persistent_volume_claim(self, namespace: str, body: Obj) -> Obj:
+        self.writes.calls.append(("create", "PersistentVolumeClaim", body["metadata"]["name"]))
+        self.claims[body["metadata"]["name"]] = copy.deepcopy(body)
+        return body
 
     def create_namespaced_pod(self, namespace: str, body: Obj) -> Obj:
         self.writes.calls.append(("create", "Pod", body["metadata"]["name"]))
@@ -113,6 +127,7 @@ class FakeController:
         self.jobs = _store("jobs")
         self.podgroups = _store("podgroups")
         self.commands = _store("commands")
+        self.priority_classes = _store("priorityclasses")
         self._lock = threading.Lock()
         self._evicted: list[sync.Evicted] = []
         self._our_deletions: set[str] = set()

@@ -50,6 +50,16 @@ class PluginOption:
 class Conf:
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
+    # `configurations`: arguments of an action by its name (preempt's
+    # enableTopologyAwarePreemption). Upstream: SchedulerConfiguration.Configurations.
+    action_arguments: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def action_argument(self, action: str, key: str, default: Any) -> Any:
+        """An action's argument when given with the type of `default` (a YAML bool for a bool),
+        else `default`: upstream ignores, with a warning, an argument of another type.
+        Upstream: GetArgOfActionFromConf, Arguments.GetBool/GetInt."""
+        value = self.action_arguments.get(action, {}).get(key, default)
+        return value if type(value) is type(default) else default
 
 
 def parse(text: str) -> Conf:
@@ -75,9 +85,16 @@ def parse(text: str) -> Conf:
         tiers.append(tuple(options))
     if not actions:
         problems.append("`actions` is empty; for example: actions: \"enqueue, allocate, backfill\"")
+    action_arguments: dict[str, Mapping[str, Any]] = {}
+    for i, entry in enumerate(doc.get("configurations") or []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            problems.append(f"configurations[{i}]: should be a mapping with a `name` and `arguments`")
+            continue
+        # As upstream, the first entry for an action is the one read.
+        action_arguments.setdefault(entry["name"], dict(entry.get("arguments") or {}))
     if problems:
         raise ConfError("; ".join(problems))
-    return Conf(actions, tuple(tiers))
+    return Conf(actions, tuple(tiers), action_arguments)
 
 
 def load(path: str | None) -> Conf:

@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from reference_scheduler.scheduler import cache as cache_mod
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf, features
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework, registry
 
@@ -41,8 +41,9 @@ class MemoryCache(cache_mod.Cache):
     """The real snapshot over objects in memory; binds, evictions, statuses and events counted.
     (The scheduler's table-driven tests build theirs on it.)"""
 
-    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None, pdbs: list[dict[str, Any]] | None = None, switched: features.Features = features.FULL, quotas: list[dict[str, Any]] | None = None) -> None:
         self.scheduler_name = "volcano"
+        self.features = switched
         # vc-scheduler's --node-selector: none, every node is the scheduler's.
         self.node_selector = cache_mod.parse_node_selector(())
         self.nodes = _Items(nodes)  # type: ignore[assignment]
@@ -52,7 +53,10 @@ class MemoryCache(cache_mod.Cache):
         self.priority_classes = _Items(priority_classes or [])  # type: ignore[assignment]
         self.hypernodes = _Items([])  # type: ignore[assignment]
         self.numatopologies = _Items([])  # type: ignore[assignment]
+        self.pdbs = _Items(pdbs or [])  # type: ignore[assignment]
+        self.quotas = _Items(quotas or [])  # type: ignore[assignment]
         self.cpu_assignments = {}
+        self.plugin_memory = {}
         self.writes: dict[str, int] = {"bind": 0, "evict": 0, "status": 0, "event": 0}
 
     def bind(self, task: job_info.TaskInfo, node: str) -> None:
@@ -70,8 +74,14 @@ class MemoryCache(cache_mod.Cache):
     def update_queue_allocated(self, queue: str, allocated: dict[str, str | None]) -> None:
         self.writes["status"] += 1
 
+    def annotate_node(self, name: str, annotations: dict[str, str]) -> None:
+        self.writes["status"] += 1
+
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         self.writes["event"] += 1
+
+    def wait_writes(self) -> None:
+        """Nothing is in flight: the writes above are counted where they are made."""
 
 
 @dataclasses.dataclass(frozen=True)

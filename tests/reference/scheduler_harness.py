@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from reference_scheduler.scheduler import conf, cycle_profile
+from reference_scheduler.scheduler import conf, cycle_profile, features
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 
@@ -53,8 +53,8 @@ def queue(name: str = "default", weight: int = 1, capability: dict[str, str] | N
 class FakeCache(cycle_profile.MemoryCache):
     """The real snapshot logic over given objects; writes are recorded instead of sent."""
 
-    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(nodes, pods, podgroups, queues, priority_classes)
+    def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None, pdbs: list[dict[str, Any]] | None = None, switched: features.Features = features.FULL, quotas: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(nodes, pods, podgroups, queues, priority_classes, pdbs, switched, quotas)
         self.evictions: list[str] = []
         self.binds: dict[str, str] = {}
         self.statuses: dict[str, dict[str, Any]] = {}
@@ -95,11 +95,17 @@ class Case:
     conditions: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)
     # pods evicted this cycle (None: not checked)
     evictions: list[str] | None = None
+    # PodDisruptionBudgets the cycle sees, and the scheduler rules switched off (--disable)
+    pdbs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    disabled: frozenset[str] = frozenset()
+    # ResourceQuotas the cycle sees (with the status the quota controller keeps)
+    quotas: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
-def run_case(case: Case) -> None:
-    """One cycle of the case's conf over its objects, judged against what the case expects."""
-    cache = FakeCache(case.nodes, case.pods, case.podgroups, case.queues, PRIORITY_CLASSES)
+def run_case(case: Case) -> FakeCache:
+    """One cycle of the case's conf over its objects, judged against what the case expects; the
+    cache, for what a test judges beyond the case (events)."""
+    cache = FakeCache(case.nodes, case.pods, case.podgroups, case.queues, PRIORITY_CLASSES, case.pdbs, features.Features.without(set(case.disabled)), case.quotas)
     framework.run_cycle(cache, conf.parse(case.conf))
     if case.evictions is not None:
         assert cache.evictions == case.evictions
@@ -113,3 +119,4 @@ def run_case(case: Case) -> None:
     for group, (type_, reason, fragment) in case.conditions.items():
         conditions = {c["type"]: c for c in cache.statuses[group]["conditions"]}
         assert conditions[type_]["reason"] == reason and fragment in conditions[type_]["message"], conditions[type_]
+    return cache

@@ -225,6 +225,6 @@ def test_the_scheduler_process_exits_2_on_a_bad_conf(tmp_path: Any) -> None:
     import sys
 
     bad = tmp_path / "conf.yaml"
-    bad.write_text("actions: \"shuffle\"\ntiers: []\n")
+    bad.write_text("actions: \"teleport\"\ntiers: []\n")
     proc = subprocess.run([sys.executable, "-m", "reference_scheduler.scheduler", "--scheduler-conf", str(bad)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "unknown action 'shuffle'" in proc.stderr
+    assert proc.returncode == 2 and "unknown action 'teleport'" in proc.stderr

@@ -136,7 +136,8 @@ class Allocate:
                 continue
             job = jobs.pop()
             if job.uid not in pending:
-                tasks = [t for t in job.by_status(job_info.TaskStatus.PENDING) if not t.best_effort]
+                # Gated pods wait for their gates; best-effort ones are backfill's.
+                tasks = [t for t in job.by_status(job_info.TaskStatus.PENDING) if not t.best_effort and not t.sch_gated]
                 pending[job.uid] = sorted(tasks, key=task_cmp)
             tasks = pending[job.uid]
             if not tasks:

@@ -30,7 +30,7 @@ NAME = "backfill"
 def _candidates(ssn: Session, job: job_info.JobInfo) -> list[job_info.TaskInfo]:
     """The job's best-effort tasks still to place. One pipelined in this session (onto resources
     being released) is taken back and placed again, as upstream un-pipelines it."""
-    tasks = [t for t in job.by_status(job_info.TaskStatus.PENDING) if t.best_effort]
+    tasks = [t for t in job.by_status(job_info.TaskStatus.PENDING) if t.best_effort and not t.sch_gated]
     for task in job.by_status(job_info.TaskStatus.PIPELINED):
         if task.best_effort:
             Statement(ssn).unpipeline(task)

@@ -9,6 +9,7 @@ from reference_scheduler.scheduler.actions import (
     enqueue,
     preempt,
     reclaim,
+    shuffle,
 )
 from reference_scheduler.scheduler.framework import registry
 
@@ -18,9 +19,7 @@ BUILDERS: dict[str, registry.ActionBuilder] = {
     backfill.NAME: backfill.Backfill,
     preempt.NAME: preempt.Preempt,
     reclaim.NAME: reclaim.Reclaim,
+    shuffle.NAME: shuffle.Shuffle,
 }
-# Volcano's other actions: known names, not implemented by this slice (the conf is refused rather
-# than silently run without them).
-NOT_IMPLEMENTED = ("shuffle",)
 for _name, _builder in BUILDERS.items():
     registry.register_action(_name, _builder)

@@ -1,9 +1,13 @@
 """preempt: a starving job takes room from lower-priority work of its own queue: first from other
 jobs, then from lower-priority tasks of its own job. Victims are evicted only when the preemptor
 then fits (its statement is committed once the job is pipelined), and never from another queue.
+Gated pods (spec.schedulingGates) do not preempt.
 
-Upstream: pkg/scheduler/actions/preempt/preempt.go (normal preemption; the topology-aware variant
-is not implemented).
+Normal preemption evicts, on the first candidate node where the agreed victims free enough, until
+the preemptor's request fits; with the action's argument `enableTopologyAwarePreemption: true`
+victims are chosen so that every predicate passes too (preempt_topology.py).
+
+Upstream: pkg/scheduler/actions/preempt/preempt.go.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import functools
 import logging
 from typing import Callable
 
+from reference_scheduler.scheduler.actions import preempt_topology
 from reference_scheduler.scheduler.actions import victims as victims_mod
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import session_plugins
@@ -35,6 +40,8 @@ def preempt(ssn: Session, stmt: Statement, preemptor: job_info.TaskInfo, allowed
     preemptor there. True when the preemptor got a node."""
     if preemptor.preempts_never:
         return False
+    if preempt_topology.enabled(ssn, NAME):
+        return preempt_topology.preempt(ssn, stmt, preemptor, lambda t: _eligible_victim(preemptor, t) and allowed(t), NAME)
     job = ssn.jobs[preemptor.job]
     queue = ssn.queues[job.queue]
     for node in victims_mod.candidate_nodes(ssn, preemptor):
@@ -90,7 +97,7 @@ class Preempt:
                 jobs.append(job)
 
     def _inside_job(self, ssn: Session, job: job_info.JobInfo, task_cmp: Callable[..., object]) -> None:
-        for preemptor in sorted(job.by_status(job_info.TaskStatus.PENDING), key=task_cmp):
+        for preemptor in sorted((t for t in job.by_status(job_info.TaskStatus.PENDING) if not t.sch_gated), key=task_cmp):
             stmt = Statement(ssn)
             assigned = preempt(ssn, stmt, preemptor, lambda task, preemptor=preemptor: task.job == preemptor.job)
             stmt.commit()

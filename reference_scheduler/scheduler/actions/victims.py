@@ -38,13 +38,16 @@ def claimants(ssn: Session, task_key: Callable[[job_info.TaskInfo], Any]) -> Cla
         found.queues[job.queue] = ssn.queues[job.queue]
         if session_plugins.job_starving(ssn, job):
             found.starving.setdefault(job.queue, []).append(job)
-            found.pending_tasks[job.uid] = sorted(job.by_status(job_info.TaskStatus.PENDING), key=task_key)
+            # A gated pod may not take room from others before its gates are gone.
+            found.pending_tasks[job.uid] = sorted((t for t in job.by_status(job_info.TaskStatus.PENDING) if not t.sch_gated), key=task_key)
     return found
 
 
 def candidate_nodes(ssn: Session, task: job_info.TaskInfo) -> list[node_info.NodeInfo]:
-    """Nodes passing every predicate except free resources, best score first, then by name."""
-    rows = session_plugins.predicate_nodes(ssn, task).passed_rows()
+    """Nodes where evicting pods could make room: none of their predicate failures is beyond
+    what eviction mends (free resources are judged with the victims), best score first, then by
+    name. Upstream: PredicateForPreemptAction, FilterOutUnschedulableAndUnresolvableNodesForTask."""
+    rows = session_plugins.predicate_nodes(ssn, task).preemptable_rows()
     scores = session_plugins.node_scores(ssn, task, rows)
     nodes = ssn.node_list()
     # Rows are in name order and the sort is stable: equal scores keep name order.

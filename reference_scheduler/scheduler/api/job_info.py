@@ -10,11 +10,14 @@ import enum
 import functools
 from typing import Any
 
+from reference_scheduler.scheduler import features as features_mod
 from reference_scheduler.scheduler.api import resource
 
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_KEY = "volcano.sh/task-spec"
 PREEMPTABLE_KEY = "volcano.sh/preemptable"
+# A task's own priority, over its pod's spec.priority. Upstream: TaskPriorityAnnotation.
+TASK_PRIORITY_KEY = "volcano.sh/task-priority"
 
 
 class TaskStatus(str, enum.Enum):
@@ -76,6 +79,12 @@ class TaskInfo:
     # The HyperNode the job's tasks placed so far sit under, handed to the node scorers while
     # allocate places this task (network-topology-aware reads it). Upstream: TaskInfo.JobAllocatedHyperNode.
     job_allocated_hypernode: str = ""
+    # The pod still has spec.schedulingGates: no action places it and its request is not counted
+    # as enqueued. Fixed for the cycle. Upstream: TaskInfo.SchGated (calSchedulingGated).
+    sch_gated: bool = False
+    # Annotations a plugin chose for the pod while placing it (deviceshare's card ids), written
+    # onto the pod before it is bound. Upstream: the devices' Allocate patches the pod then.
+    bind_annotations: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def preempts_never(self) -> bool:
@@ -87,9 +96,10 @@ class TaskInfo:
         return self.resreq.is_empty()
 
     @classmethod
-    def from_pod(cls, pod: dict[str, Any], job: str) -> TaskInfo:
+    def from_pod(cls, pod: dict[str, Any], job: str, features: features_mod.Features = features_mod.FULL) -> TaskInfo:
         meta = pod["metadata"]
         annotations = meta.get("annotations") or {}
+        spec = pod.get("spec") or {}
         return cls(
             uid=meta.get("uid") or f"{meta.get('namespace')}/{meta['name']}",
             name=meta["name"],
@@ -98,11 +108,22 @@ class TaskInfo:
             role=annotations.get(TASK_SPEC_KEY) or (meta.get("labels") or {}).get(TASK_SPEC_KEY, ""),
             resreq=resource.Resource.of_pod(pod),
             status=status_of(pod),
-            node_name=(pod.get("spec") or {}).get("nodeName") or "",
-            priority=int((pod.get("spec") or {}).get("priority") or 0),
+            node_name=spec.get("nodeName") or "",
+            priority=_task_priority(spec, annotations),
             pod=pod,
-            preemptable=_preemptable(meta),
+            preemptable=_preemptable(meta) if features.preemptable_label else True,
+            sch_gated=bool(spec.get("schedulingGates")) and features.scheduling_gates,
         )
+
+
+def _task_priority(spec: dict[str, Any], annotations: dict[str, Any]) -> int:
+    """The pod's priority (1 when the API server gave none), unless the task-priority annotation
+    holds a whole number. Upstream: NewTaskInfo."""
+    value = str(annotations.get(TASK_PRIORITY_KEY, "")).strip()
+    if value.lstrip("-").isdigit():
+        return int(value)
+    priority = spec.get("priority")
+    return int(priority) if priority is not None else 1
 
 
 def _preemptable(meta: dict[str, Any]) -> bool:
@@ -186,6 +207,18 @@ class JobInfo:
 
     def min_resources(self) -> resource.Resource:
         return resource.Resource.from_list((self.podgroup.get("spec") or {}).get("minResources"))
+
+    def deduct_sch_gated(self, amount: resource.Resource) -> resource.Resource:
+        """`amount` (what the job holds enqueued) less what its gated tasks request, never below
+        zero, only for the resources `amount` names: a gated job keeps no room from other jobs
+        while it waits. Upstream: JobInfo.DeductSchGatedResources."""
+        gated = resource.Resource()
+        for task in self.tasks.values():
+            if task.sch_gated:
+                gated.add(task.resreq)
+        if gated.is_empty():
+            return amount
+        return resource.Resource({name: max(value - gated.get(name), 0.0) for name, value in amount.values.items()})
 
     def has_min_resources(self) -> bool:
         return bool((self.podgroup.get("spec") or {}).get("minResources"))

@@ -12,6 +12,11 @@ from reference_scheduler.kube import quantity
 EPSILON = 1e-6
 # Pods are counted per node separately (a node's `pods` allocatable), not as a resource of a task.
 IGNORED = frozenset({"pods"})
+# A PodGroup's minResources also names the quota forms of its resources (`count/pods`,
+# `requests.cpu`, `limits.memory`, `requests.nvidia.com/gpu`, controllers/quota.py): they are no
+# resource a node has. Upstream: pkg/scheduler/api/resource_info.go (NewResource skips count
+# quotas and reads only native and scalar resource names).
+QUOTA_FORMS = ("count/", "requests.", "limits.")
 
 
 class Resource:
@@ -22,7 +27,7 @@ class Resource:
 
     @classmethod
     def from_list(cls, items: Mapping[str, object] | None) -> Resource:
-        return cls({name: quantity.milli(name, value) for name, value in (items or {}).items()})
+        return cls({name: quantity.milli(name, value) for name, value in (items or {}).items() if not name.startswith(QUOTA_FORMS)})
 
     @classmethod
     def of_pod(cls, pod: Mapping[str, object]) -> Resource:

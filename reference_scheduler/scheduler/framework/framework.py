@@ -22,6 +22,10 @@ def open_session(cache: cache_mod.Cache, configuration: conf.Conf) -> Session:
     jobs, nodes, queues = cache.snapshot()
     ssn = Session(jobs, nodes, queues, configuration, cache)
     ssn.hypernodes, ssn.numatopologies = cache.topology()
+    ssn.disruption_budgets = cache.disruption_budgets()
+    ssn.resource_quotas = cache.resource_quotas()
+    ssn.plugin_memory = cache.plugin_memory
+    ssn.features = cache.features
     ssn.cpu_assignments = cache.cpu_assignments
     for tier in configuration.tiers:
         for option in tier:
@@ -76,8 +80,13 @@ def close_session(ssn: Session, cache: cache_mod.Cache, original: dict[str, dict
             message = next(c.get("message", "") for c in conditions if c.get("type") == "Unschedulable")
             cache.event(job.podgroup, "Warning", "Unschedulable", message)
             for task in job.by_status(job_info.TaskStatus.PENDING):
-                cache.event(task.pod, "Warning", "FailedScheduling", message)
+                # A gated pod keeps the SchedulingGated condition the API server gave it.
+                if not task.sch_gated:
+                    cache.event(task.pod, "Warning", "FailedScheduling", message)
     queue_status.update(ssn, cache)
+    # The writes went out side by side (cache.STATUS_WORKERS); the session closes once they are
+    # answered, so the next cycle starts from what they wrote. Upstream: JobUpdater.UpdateAll.
+    cache.wait_writes()
 
 
 def run_cycle(cache: cache_mod.Cache, configuration: conf.Conf) -> Session:

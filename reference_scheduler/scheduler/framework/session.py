@@ -13,7 +13,7 @@ import logging
 import uuid
 from typing import Any, Callable, Protocol
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf, features
 from reference_scheduler.scheduler.api import (
     hyper_node_info,
     job_info,
@@ -32,6 +32,8 @@ EXTENSION_POINTS = (
     "batchPredicate", "batchNodeOrder",
     # Scores of candidate HyperNodes for a job with a hard network topology.
     "hyperNodeOrder",
+    # Running tasks a plugin would have the shuffle action evict (tasks -> victims).
+    "victimTasks",
 )
 
 
@@ -73,6 +75,15 @@ class Session:
         # HyperNode and Numatopology objects by name (set by open_session from the cache).
         self.hypernodes: dict[str, dict[str, Any]] = {}
         self.numatopologies: dict[str, dict[str, Any]] = {}
+        # PodDisruptionBudgets as the cycle found them (the pdb plugin reads them).
+        self.disruption_budgets: list[dict[str, Any]] = []
+        # ResourceQuotas as the cycle found them (the resourcequota plugin reads their status).
+        self.resource_quotas: list[dict[str, Any]] = []
+        # What plugins keep from one cycle to the next, by a key of their own (tdm's last
+        # eviction round): the cache keeps this dict, as upstream plugins keep package variables.
+        self.plugin_memory: dict[str, Any] = {}
+        # The rules `--disable` switched off (features.py), set by open_session from the cache.
+        self.features = features.FULL
         # Exclusive CPUs given to pods in earlier sessions, pod uid -> (node, CPU ids): the cache
         # keeps this dict across sessions and numa-aware updates it. Upstream: the cache's
         # NumaSchedulerInfo, narrowed by Session.UpdateSchedulerNumaInfo.

@@ -93,26 +93,39 @@ class NodeFilter:
 
     failed: np.ndarray  # bool per node
     reason: np.ndarray  # object per node: the first failing predicate's reason, None where passed
+    # bool per node: some failure there cannot be mended by evicting pods (kube-scheduler's
+    # UnschedulableAndUnresolvable); a node failing only resolvable predicates is still worth
+    # preempting or reclaiming on.
+    unresolvable: np.ndarray
 
     def passed_rows(self) -> np.ndarray:
         return np.flatnonzero(~self.failed)
 
+    def preemptable_rows(self) -> np.ndarray:
+        """Nodes where evicting pods could let the task in. Upstream: PredicateForPreemptAction."""
+        return np.flatnonzero(~self.unresolvable)
+
 
 def predicate_nodes(ssn: Session, task: job_info.TaskInfo) -> NodeFilter:
     """All must pass; a node's reason is its first failure in tier and plugin order. Each plugin's
-    `batchPredicate` (task -> [(failed per node, reason or reasons per node)]) covers every node at
-    once. Upstream: Session.PredicateFn."""
+    `batchPredicate` (task -> [(failed per node, reason or reasons per node[, resolvable])])
+    covers every node at once; a check that does not say it is resolvable by eviction is not.
+    Upstream: Session.PredicateFn."""
     count = len(ssn.matrix)
     failed = np.zeros(count, dtype=bool)
+    unresolvable = np.zeros(count, dtype=bool)
     reason = np.full(count, None, dtype=object)
     for fns in _each_tier(ssn, "batchPredicate", "predicate"):
         for fn in fns:
-            for fails, why in fn(task):
+            for check in fn(task):
+                fails, why = check[0], check[1]
+                if not (len(check) > 2 and check[2]):
+                    unresolvable |= fails
                 newly = fails & ~failed
                 if newly.any():
                     reason[newly] = why if isinstance(why, str) else why[newly]
                     failed |= newly
-    return NodeFilter(failed, reason)
+    return NodeFilter(failed, reason, unresolvable)
 
 
 def node_scores(ssn: Session, task: job_info.TaskInfo, rows: np.ndarray) -> np.ndarray:
@@ -230,6 +243,21 @@ def job_starving(ssn: Session, job: job_info.JobInfo) -> bool:
         if fns:
             return all(fn(job) for fn in fns)
     return False
+
+
+def victim_tasks(ssn: Session, tasks: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
+    """Running tasks the plugins would have evicted (shuffle): the union of what each plugin of
+    a tier names, from the first tier that names any. The conf switches a plugin's part off with
+    `enabledVictim: false` (upstream's spelling, hence the flag `dvictim` once `enable` is cut).
+    Upstream: Session.VictimTasks."""
+    for fns in _each_tier(ssn, "victimTasks", "dvictim"):
+        chosen: dict[str, job_info.TaskInfo] = {}
+        for fn in fns:
+            for task in fn(tasks):
+                chosen.setdefault(task.uid, task)
+        if chosen:
+            return list(chosen.values())
+    return []
 
 
 def preemptive(ssn: Session, queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:

@@ -171,7 +171,7 @@ class Capacity:
                 ssn.writer.event(job.podgroup, "Normal", "Unschedulable", message)
                 return interface.REJECT
         for each in chain:
-            each.inqueue.add(min_req)
+            each.inqueue.add(job.deduct_sch_gated(min_req))
         return interface.PERMIT
 
     def on_session_close(self, ssn: Session) -> None:

@@ -122,11 +122,12 @@ def _job_usage(job: job_info.JobInfo) -> tuple[resource.Resource, resource.Resou
         elif task.status is job_info.TaskStatus.PENDING:
             request.add(task.resreq)
     min_req = job.min_resources()
+    # What a job holds enqueued leaves out its gated pods' requests (they wait for their gates).
     if job.phase == "Inqueue":
-        inqueue.add(min_req)
+        inqueue.add(job.deduct_sch_gated(min_req))
     # A running job whose gang is placed still reserves what of its minimum it does not hold.
     if job.phase == "Running" and job.has_min_resources() and allocated_count >= job.min_available:
-        inqueue.add(resource.Resource({n: max(v - allocated.get(n), 0.0) for n, v in min_req.values.items()}))
+        inqueue.add(job.deduct_sch_gated(resource.Resource({n: max(v - allocated.get(n), 0.0) for n, v in min_req.values.items()})))
     return allocated, request, inqueue, exceeded(allocated, min_req)
 
 

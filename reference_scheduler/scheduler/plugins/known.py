@@ -1,7 +1,8 @@
-"""Volcano plugins this slice knows by name but does not implement yet (none left now that
-drf, capacity and nodeorder are implemented). They register nothing, so a conf naming them loads,
-and the reference does not claim them (reference_scheduler/capabilities.yaml): scenarios needing
-them are reported as not claimed.
+"""Volcano plugins the reference knows by name but does not implement: usage and rescheduling
+(they read node load from a metrics source) and extender (an HTTP server speaking Volcano's
+internal types); scenarios/plugins-not-judged/README.md says why. They register nothing, so a
+conf naming them loads, and the reference does not claim them (reference_scheduler/capabilities.yaml):
+scenarios needing them are reported as not claimed.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any, Mapping
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
-NAMES: tuple[str, ...] = ()
+NAMES: tuple[str, ...] = ("extender", "rescheduling", "usage")
 
 
 class NotImplemented_:

@@ -1,14 +1,14 @@
 """nodeorder: kube-scheduler's scores summed with per-score weights (arguments
 `leastrequested.weight` 1, `mostrequested.weight` 0, `balancedresource.weight` 1,
-`nodeaffinity.weight` 2, `podaffinity.weight` 2, `tainttoleration.weight` 3; a weight of 0 turns
-its score off).
+`nodeaffinity.weight` 2, `podaffinity.weight` 2, `tainttoleration.weight` 3,
+`imagelocality.weight` 1; a weight of 0 turns its score off).
 
 As upstream: least/most requested and balanced allocation over cpu and memory, 0..100 each; the
 preferred node affinity score is the raw sum of matching terms' weights (upstream's per-node
 function does not normalise it); the taint toleration and inter-pod affinity scores are normalised
 across the nodes (fewest intolerable PreferNoSchedule taints: 100; pod affinity: min..max to
-0..100). Not scored: image locality (simulated nodes carry no images, so it is 0 for every node
-upstream too) and default pod topology spreading.
+0..100); image locality from the nodes' status.images (`image_locality.py`). Not scored: default
+pod topology spreading.
 
 Upstream: pkg/scheduler/plugins/nodeorder/nodeorder.go (kube-scheduler's noderesources,
 nodeaffinity, tainttoleration and interpodaffinity score plugins).
@@ -26,7 +26,7 @@ import numpy as np
 from reference_scheduler.kube import quantity
 from reference_scheduler.scheduler.api import job_info, node_matrix
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
-from reference_scheduler.scheduler.plugins import node_fit
+from reference_scheduler.scheduler.plugins import image_locality, node_fit
 
 log = logging.getLogger(__name__)
 NAME = "nodeorder"
@@ -34,6 +34,7 @@ MAX_NODE_SCORE = 100.0
 DEFAULT_WEIGHTS = {
     "leastrequested.weight": 1, "mostrequested.weight": 0, "balancedresource.weight": 1,
     "nodeaffinity.weight": 2, "podaffinity.weight": 2, "tainttoleration.weight": 3,
+    "imagelocality.weight": 1,
 }
 # kube-scheduler counts a container without requests as asking this much when it scores.
 NON_ZERO_REQUEST = {"cpu": 100.0, "memory": float(quantity.parse("200Mi"))}
@@ -103,6 +104,7 @@ class NodeOrder:
         nodes = ssn.node_list()
         labels = [n.labels for n in nodes]
         static: dict[str, np.ndarray] = {}
+        images = image_locality.ImageStates([n.node for n in nodes]) if w["imagelocality.weight"] else None
 
         def spec_scores(pod: Mapping[str, Any]) -> np.ndarray:
             """Node affinity and taint toleration: fixed for the cycle, given the pod's spec."""
@@ -147,6 +149,8 @@ class NodeOrder:
 
         def score(task: job_info.TaskInfo) -> np.ndarray:
             total = spec_scores(task.pod).copy()
+            if images is not None and images.spread:
+                total += w["imagelocality.weight"] * images.scores(task.pod)
             if w["leastrequested.weight"] or w["mostrequested.weight"] or w["balancedresource.weight"]:
                 fractions = requested_fractions(task, matrix)
                 if w["leastrequested.weight"]:

@@ -32,8 +32,9 @@ class Overcommit:
                 if task.status in job_info.ALLOCATED:
                     used.add(task.resreq)
             if job.phase == "Inqueue":
-                # Enqueued but not yet running: its minimum is reserved.
-                inqueue.add(job.min_resources())
+                # Enqueued but not yet running: its minimum is reserved, less what its gated pods
+                # ask (they wait for their gates and must not hold others out).
+                inqueue.add(job.deduct_sch_gated(job.min_resources()))
         idle = ssn.total_resource.clone().multiply(self.factor).sub(used)
 
         def enqueueable(job: job_info.JobInfo) -> int:
@@ -47,7 +48,7 @@ class Overcommit:
 
         def enqueued(job: job_info.JobInfo) -> None:
             if job.has_min_resources():
-                inqueue.add(job.min_resources())
+                inqueue.add(job.deduct_sch_gated(job.min_resources()))
 
         ssn.add("jobEnqueueable", NAME, enqueueable)
         ssn.add("jobEnqueued", NAME, enqueued)

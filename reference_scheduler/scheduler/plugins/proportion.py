@@ -67,7 +67,7 @@ class Proportion:
                 elif task.status is job_info.TaskStatus.PENDING:
                     attr.request.add(task.resreq)
             if job.phase == "Inqueue":
-                attr.inqueue.add(job.min_resources())
+                attr.inqueue.add(job.deduct_sch_gated(job.min_resources()))
         self._deserve(ssn)
 
     def _deserve(self, ssn: Session) -> None:
@@ -139,7 +139,7 @@ class Proportion:
             min_req = job.min_resources()
             future = min_req.clone().add(attr.allocated).add(attr.inqueue)
             if future.less_equal(attr.real_capability):
-                attr.inqueue.add(min_req)
+                attr.inqueue.add(job.deduct_sch_gated(min_req))
                 return interface.PERMIT
             insufficient = future.insufficient(attr.real_capability)
             ssn.writer.event(job.podgroup, "Normal", "Unschedulable", "queue resource quota insufficient" + (": " + ", ".join(f"insufficient {n}" for n in insufficient) if insufficient else ""))

@@ -1,0 +1,73 @@
+"""nodeorder's image locality on in-memory snapshots: the scores kube-scheduler's ImageLocality
+gives (size times the share of nodes holding the image, scaled between 23 MiB and 1000 MiB per
+container), and a pod sent to the node that holds its image although the other node is emptier."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler.framework import framework
+from reference_scheduler.scheduler.plugins import image_locality
+from tests.reference.scheduler_harness import (
+    PRIORITY_CLASSES,
+    FakeCache,
+    node,
+    pod,
+    podgroup,
+    queue,
+)
+
+MIB = 1024 * 1024
+
+
+def holding(name: str, *images: tuple[str, int], cpu: str = "4") -> dict[str, Any]:
+    made = node(name, cpu=cpu)
+    made["status"]["images"] = [{"names": [image], "sizeBytes": size} for image, size in images]
+    return made
+
+
+def using(p: dict[str, Any], *images: str) -> dict[str, Any]:
+    out = copy.deepcopy(p)
+    out["spec"]["containers"] = [{"name": f"c{i}", "image": image, "resources": {"requests": {"cpu": "100m"}}} for i, image in enumerate(images)]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("nodes", "images", "scores"),
+    [
+        # 800 MiB on one node of two counts 400 MiB there: 100 * (400 - 23) / (1000 - 23) -> 38.
+        ([holding("a"), holding("b", ("reg/train:v1", 800 * MIB))], ["reg/train:v1"], [0, 38]),
+        # On both nodes it counts whole: 100 * (800 - 23) / 977 -> 79.
+        ([holding("a", ("reg/train:v1", 800 * MIB)), holding("b", ("reg/train:v1", 800 * MIB))], ["reg/train:v1"], [79, 79]),
+        # Under 23 MiB counts as nothing; above 1000 MiB per container as everything.
+        ([holding("a", ("small:v1", 20 * MIB)), holding("b", ("huge:v1", 3000 * MIB))], ["small:v1"], [0, 0]),
+        ([holding("a", ("huge:v1", 3000 * MIB))], ["huge:v1"], [100]),
+        # An untagged image is the :latest one; two containers double the ceiling.
+        ([holding("a", ("train:latest", 1000 * MIB))], ["train", "other:v2"], [49]),
+    ],
+    ids=["one-of-two", "everywhere", "too-small", "capped", "latest-and-two-containers"],
+)
+def test_scores_follow_kube_schedulers_image_locality(nodes: list[dict[str, Any]], images: list[str], scores: list[int]) -> None:
+    states = image_locality.ImageStates(nodes)
+    assert list(states.scores(using(pod("p", "pg"), *images))) == scores
+
+
+NODEORDER = """
+actions: "allocate"
+tiers:
+- plugins: [{name: gang}]
+- plugins: [{name: predicates}, {name: nodeorder%s}]
+"""
+
+
+@pytest.mark.parametrize(("arguments", "chosen"), [("", "b"), (", arguments: {imagelocality.weight: 0}", "a")], ids=["holds-the-image", "weight-0-ignores-it"])
+def test_a_pod_goes_where_its_image_is_unless_the_weight_is_0(arguments: str, chosen: str) -> None:
+    nodes = [holding("a"), holding("b", ("reg/train:v1", 900 * MIB))]
+    pods = [pod("busy", "other", cpu="1", node_name="b", phase="Running"), using(pod("new", "pg"), "reg/train:v1")]
+    cache = FakeCache(nodes, pods, [podgroup("pg", 1), podgroup("other", 1, phase="Running")], [queue()], PRIORITY_CLASSES)
+    framework.run_cycle(cache, conf.parse(NODEORDER % arguments))
+    assert cache.binds == {"new": chosen}

@@ -6,7 +6,8 @@ implementation's topology discovery) reads, in the places real clusters put them
   unhealthy device out of allocatable).
 - Node labels: GPU model, count and memory; NUMA node count; supernode; the profile; NVIDIA GPU
   feature discovery's names for `nvidia.com/gpu`; Volcano's label-discovery names for tiers 1-2.
-- Node annotations: the GPU topology and the NUMA topology, as JSON.
+- Node annotations: the GPU topology and the NUMA topology, as JSON; for GPUs served by Volcano's
+  vGPU device plugin, its registration and handshake (and its resources in place of the GPUs').
 - A Numatopology (nodeinfo.volcano.sh/v1alpha1) per node, shaped as Volcano's resource exporter
   writes it, and a HyperNode (topology.volcano.sh/v1alpha1) per profile HyperNode.
 
@@ -51,13 +52,26 @@ VOLCANO_TIER_LABELS = {1: "volcano.sh/hypernode", 2: "volcano.sh/hypercluster"}
 CPU_MANAGER_POLICY = "CPUManagerPolicy"
 TOPOLOGY_MANAGER_POLICY = "TopologyManagerPolicy"
 NUMATOPOLOGY_API = "nodeinfo.volcano.sh/v1alpha1"
+# What Volcano's vGPU device plugin (Project-HAMi/volcano-vgpu-device-plugin) puts on a node, as
+# Volcano v1.13's deviceshare reads it (pkg/scheduler/api/devices/config/vgpu.go,
+# nvidia/vgpu/utils.go decodeNodeDevices): per GPU `id,split,memoryMiB,type,healthy,mode:`, and a
+# handshake the plugin renews ("Reported ...") and the scheduler answers ("Requesting_...").
+VGPU_REGISTER_ANNOTATION = "volcano.sh/node-vgpu-register"
+VGPU_HANDSHAKE_ANNOTATION = "volcano.sh/node-vgpu-handshake"
+VGPU_NUMBER = "volcano.sh/vgpu-number"
+VGPU_MEMORY = "volcano.sh/vgpu-memory"
+VGPU_MODE = "hami-core"
+# A fixed report time, so a profile always advertises the same node.
+VGPU_REPORTED = "Reported 2026-01-01 00:00:00 +0000 UTC"
 HYPERNODE_API = "topology.volcano.sh/v1alpha1"
 
 
 def is_advertised(key: str) -> bool:
     """Whether a label or annotation key is one this module writes: a node that carries one the
     current profile does not want still shows an earlier profile and must be reshaped."""
-    return key.startswith(f"{DOMAIN}/") or key in (NVIDIA_PRODUCT_LABEL, NVIDIA_COUNT_LABEL, NVIDIA_MEMORY_LABEL, *VOLCANO_TIER_LABELS.values())
+    return key.startswith(f"{DOMAIN}/") or key in (
+        NVIDIA_PRODUCT_LABEL, NVIDIA_COUNT_LABEL, NVIDIA_MEMORY_LABEL, *VOLCANO_TIER_LABELS.values(), VGPU_REGISTER_ANNOTATION, VGPU_HANDSHAKE_ANNOTATION,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +125,13 @@ def gpu_topology(node: profile.Node) -> dict[str, Any]:
     }
 
 
+def vgpu_register(gpus: profile.Gpus) -> str:
+    """The vGPU device plugin's registration: each GPU (healthy or not) with how many vGPUs share
+    it, its memory in MiB, its type (`NVIDIA-<model>`, as the plugin names it from NVML) and health."""
+    kind = f"NVIDIA-{gpus.model}" if gpus.model else "NVIDIA"
+    return "".join(f"{gpu.id},{gpus.vgpu_split},{_mib(gpus.memory_bytes)},{kind},{str(gpu.healthy).lower()},{VGPU_MODE}:" for gpu in gpus.devices)
+
+
 def numa_topology(node: profile.Node) -> dict[str, Any]:
     """The NUMA topology annotation's content: per NUMA node its CPUs, memory and GPUs (memory per
     NUMA node has no place in a Numatopology, so it is here)."""
@@ -156,9 +177,19 @@ def node(prof: profile.Profile, node: profile.Node) -> NodeAdvert:
         "pods": str(node.pods),
     }
     annotations = {NUMA_TOPOLOGY_ANNOTATION: _json(numa_topology(node))}
-    if node.gpus is not None:
-        capacity[node.gpus.resource] = str(len(node.gpus.devices))
-        allocatable[node.gpus.resource] = str(node.gpus.healthy())
+    gpus = node.gpus
+    if gpus is not None and gpus.vgpu_split:
+        # The vGPU device plugin serves vGPUs and their memory instead of whole GPUs.
+        capacity[VGPU_NUMBER] = str(len(gpus.devices) * gpus.vgpu_split)
+        allocatable[VGPU_NUMBER] = str(gpus.healthy() * gpus.vgpu_split)
+        capacity[VGPU_MEMORY] = str(len(gpus.devices) * _mib(gpus.memory_bytes))
+        allocatable[VGPU_MEMORY] = str(gpus.healthy() * _mib(gpus.memory_bytes))
+        annotations[VGPU_REGISTER_ANNOTATION] = vgpu_register(gpus)
+        annotations[VGPU_HANDSHAKE_ANNOTATION] = VGPU_REPORTED
+    elif gpus is not None:
+        capacity[gpus.resource] = str(len(gpus.devices))
+        allocatable[gpus.resource] = str(gpus.healthy())
+    if gpus is not None:
         annotations[GPU_TOPOLOGY_ANNOTATION] = _json(gpu_topology(node))
     return NodeAdvert(node.name, node_labels(prof, node), annotations, capacity, allocatable, node.taints)
 

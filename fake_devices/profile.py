@@ -71,6 +71,8 @@ class Gpus:
     memory_bytes: int  # per GPU; 0 when the profile gives none
     devices: tuple[Gpu, ...]
     links: tuple[tuple[int, ...], ...]  # links[i][j]: the score of the link between GPUs i and j
+    # vGPUs per GPU when Volcano's vGPU device plugin serves them (0: a plain device plugin).
+    vgpu_split: int = 0
 
     def healthy(self) -> int:
         return sum(1 for gpu in self.devices if gpu.healthy)
@@ -156,6 +158,7 @@ def _gpus(doc: Mapping[str, Any], numa_count: int) -> Gpus:
         memory_bytes=quantity.bytes_of(doc["memory"]) if "memory" in doc else 0,
         devices=tuple(Gpu(i, f"{prefix}-{i}", n, i not in unhealthy) for i, n in enumerate(numa)),
         links=tuple(tuple(row) for row in profile_layout.gpu_links(doc, numa)),
+        vgpu_split=int((doc.get("vgpu") or {}).get("split", 0)),
     )
 
 

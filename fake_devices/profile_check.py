@@ -158,6 +158,8 @@ def _gpu_problems(gpus: Mapping[str, Any], numa_count: int, at: tuple[Any, ...],
         out.append(Problem((*at, "memory"), f"expected at least 1Mi of GPU memory, got {_got(gpus['memory'])}"))
     if isinstance(gpus.get("links"), list) and sound((*at, "links")):
         out += _matrix_problems(gpus["links"], count, (*at, "links"))
+    if "vgpu" in gpus and "memory" not in gpus:
+        out.append(Problem((*at, "vgpu"), "a vGPU device plugin registers each GPU's memory: give the GPUs a memory"))
     seen: set[int] = set()
     for i, index in enumerate(gpus.get("unhealthy") or [] if sound((*at, "unhealthy")) else []):
         if index >= count:

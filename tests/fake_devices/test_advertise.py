@@ -131,3 +131,19 @@ def test_the_command_prints_every_object(capsys: pytest.CaptureFixture[str]) -> 
     assert kinds == ["Node"] * 12 + ["Numatopology"] * 12 + ["HyperNode"] * 4
     assert advertise.main(["no-such-profile"]) == 2
     assert "no built-in profile named 'no-such-profile'" in capsys.readouterr().err
+
+
+def test_vgpu_gpus_are_advertised_as_volcanos_vgpu_device_plugin_does() -> None:
+    doc = {"name": "vg", "nodes": [{"prefix": "vgpu", "cpu": 8, "memory": "32Gi", "gpus": {
+        "resource": "nvidia.com/gpu", "model": "Tesla-T4", "memory": "16Gi", "count": 3, "unhealthy": [2], "vgpu": {"split": 4}}}]}
+    prof = profile.from_document(doc)
+    advert = advertise.node(prof, prof.nodes[0])
+    # vGPUs and their memory (MiB) in place of whole GPUs; an unhealthy GPU leaves allocatable.
+    assert "nvidia.com/gpu" not in advert.capacity
+    assert (advert.capacity[advertise.VGPU_NUMBER], advert.allocatable[advertise.VGPU_NUMBER]) == ("12", "8")
+    assert (advert.capacity[advertise.VGPU_MEMORY], advert.allocatable[advertise.VGPU_MEMORY]) == ("49152", "32768")
+    assert advert.annotations[advertise.VGPU_REGISTER_ANNOTATION] == (
+        "GPU-0,4,16384,NVIDIA-Tesla-T4,true,hami-core:GPU-1,4,16384,NVIDIA-Tesla-T4,true,hami-core:GPU-2,4,16384,NVIDIA-Tesla-T4,false,hami-core:"
+    )
+    assert advert.annotations[advertise.VGPU_HANDSHAKE_ANNOTATION].startswith("Reported ")
+    assert advertise.is_advertised(advertise.VGPU_REGISTER_ANNOTATION) and advertise.is_advertised(advertise.VGPU_HANDSHAKE_ANNOTATION)

@@ -62,6 +62,7 @@ def _doc(**changes: Any) -> dict[str, Any]:
         ({"gpus_links": {"sameNuma": 2}}, "nodes[0].gpus.links", "expected a count x count matrix of link scores, or {sameNuma: N, crossNuma: M}"),
         ({"gpus_model": "A100 80GB"}, "nodes[0].gpus.model", "expected a label value"),
         ({"gpus_memory": "512Ki"}, "nodes[0].gpus.memory", "expected at least 1Mi of GPU memory"),
+        ({"gpus_vgpu": {"split": 4}}, "nodes[0].gpus.vgpu", "give the GPUs a memory"),
         ({"node_kubelet": {"topologyManagerPolicy": "strict"}}, "nodes[0].kubelet.topologyManagerPolicy", "expected one of none, best-effort, restricted, single-numa-node"),
         ({"node_reserved": {"memory": "64Gi"}}, "nodes[0].reserved.memory", "expected less than the node's 32Gi of memory"),
         ({"node_prefix": "n" * 62}, "nodes[0].prefix", "node names of at most 63 characters"),

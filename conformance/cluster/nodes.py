@@ -60,6 +60,9 @@ class NodeGroup:
     taints: tuple[Taint, ...] = ()
     # Extended resources, such as ("nvidia.com/gpu", "8").
     extended: tuple[tuple[str, str], ...] = ()
+    # Container images the nodes already hold (status.images): each image's names and size in
+    # bytes, as a kubelet reports them (what image locality scores).
+    images: tuple[tuple[tuple[str, ...], int], ...] = ()
 
     def resources(self) -> dict[str, str]:
         return {"cpu": self.cpu, "memory": self.memory, "pods": str(self.pods), **dict(self.extended)}
@@ -162,6 +165,7 @@ def kwok_node(name: str, group: NodeGroup, index: int = 0) -> dict[str, Any]:
             "capacity": resources,
             "allocatable": resources,
             "addresses": [{"type": "InternalIP", "address": node_ip(index)}, {"type": "Hostname", "address": name}],
+            **({"images": [{"names": list(names), "sizeBytes": size} for names, size in group.images]} if group.images else {}),
         },
     }
 

@@ -45,8 +45,8 @@ def node_manifests(groups: Sequence[nodes.NodeGroup], prof: profile.Profile | No
 
 
 def same_node(current: dict[str, Any], want: dict[str, Any]) -> bool:
-    """Whether a node already is as wanted: its labels, annotations, capacity, allocatable and
-    taints, and nothing a profile advertised that is no longer wanted (a stale supernode label or
+    """Whether a node already is as wanted: its labels, annotations, capacity, allocatable,
+    taints and images, and nothing a profile advertised that is no longer wanted (a stale supernode label or
     GPU topology would mislead the next scenario's scheduler)."""
     meta, want_meta = current.get("metadata") or {}, want["metadata"]
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
@@ -59,6 +59,7 @@ def same_node(current: dict[str, Any], want: dict[str, Any]) -> bool:
         and status.get("allocatable") == want["status"]["allocatable"]
         and all((status.get("capacity") or {}).get(k) == v for k, v in want["status"]["capacity"].items())
         and (spec.get("taints") or []) == (want["spec"].get("taints") or [])
+        and (status.get("images") or []) == (want["status"].get("images") or [])
         and not spec.get("unschedulable")
     )
 

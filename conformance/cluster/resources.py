@@ -53,12 +53,20 @@ KINDS: tuple[Kind, ...] = (
     Kind("Command", "bus.volcano.sh/v1alpha1", "commands", True),
     Kind("HyperNode", "topology.volcano.sh/v1alpha1", "hypernodes", False),
     Kind("Numatopology", "nodeinfo.volcano.sh/v1alpha1", "numatopologies", False),
+    Kind("CronJob", "batch.volcano.sh/v1alpha1", "cronjobs", True),
+    Kind("JobFlow", "flow.volcano.sh/v1alpha1", "jobflows", True),
+    Kind("JobTemplate", "flow.volcano.sh/v1alpha1", "jobtemplates", True),
     Kind("Job", "batch/v1", "jobs", True),
     Kind("Deployment", "apps/v1", "deployments", True),
     Kind("StatefulSet", "apps/v1", "statefulsets", True),
     Kind("ReplicaSet", "apps/v1", "replicasets", True),
+    Kind("ReplicationController", "v1", "replication_controllers", True),
+    Kind("PersistentVolumeClaim", "v1", "persistent_volume_claims", True),
+    Kind("PersistentVolume", "v1", "persistent_volumes", False),
     Kind("NetworkPolicy", "networking.k8s.io/v1", "networkpolicies", True),
     Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False),
+    Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True),
+    Kind("ResourceQuota", "v1", "resourcequotas", True),
 )
 # When a scenario names a kind without apiVersion, this is the one meant (Volcano's Job for "Job").
 _DEFAULT = {k.kind: k for k in reversed(KINDS)}

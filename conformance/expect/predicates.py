@@ -91,15 +91,26 @@ def _condition(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
     return Outcome(ok, f"{select.describe_ref(ref)} condition {json.dumps(shown)}")
 
 
+def _event_targets(view: recorder.View, ref: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The objects whose events count: the one a reference names, or every object a selection
+    (name_matches, labels) matches: an event about any of them will do."""
+    if any(key in ref for key in select.SELECTION_KEYS):
+        return select.objects(view, ref)
+    target = select.resolve(view, ref)
+    return [target] if target is not None else []
+
+
 def _event(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
-    target = select.resolve(view, spec["object"]) if "object" in spec else None
-    if "object" in spec and target is None:
+    targets = _event_targets(view, spec["object"]) if "object" in spec else None
+    if targets == []:
         return Outcome(False, f"{select.describe_ref(spec['object'])} does not exist")
+    uids = {t["metadata"].get("uid") for t in targets or []} - {None}
+    names = {t["metadata"]["name"] for t in targets or []}
     found = []
     reasons: Counter[str | None] = Counter()
     for event in view.of(EVENT).values():
         involved = event.get("involvedObject") or event.get("regarding") or {}
-        if target is not None and involved.get("uid") != target["metadata"].get("uid") and involved.get("name") != target["metadata"]["name"]:
+        if targets is not None and involved.get("uid") not in uids and involved.get("name") not in names:
             continue
         reasons[event.get("reason")] += 1
         if event.get("reason") != spec["reason"]:
@@ -196,6 +207,9 @@ def _field_ok(view: recorder.View, obj: Mapping[str, Any], got: Any, want: Any) 
     if isinstance(want, Mapping):
         if "exists" in want:
             return bool(select.missing(got) != want["exists"])
+        if "absent_or" in want:
+            # A zero an API leaves out (omitempty) is the same answer as a zero written out.
+            return select.missing(got) or _equal(got, want["absent_or"])
         if select.missing(got):
             return False
         if "matches" in want:

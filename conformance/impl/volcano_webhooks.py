@@ -31,6 +31,16 @@ NAME_PREFIX = "volcano-admission-service"
 # hand (installer/helm/chart/volcano/values.yaml). Pods are not mutated or validated by default.
 DEFAULT_ADMISSIONS = ("/jobs/mutate", "/jobs/validate", "/podgroups/validate", "/queues/mutate", "/queues/validate", "/hypernodes/validate", "/cronjobs/validate")
 CHART_VALUES = "installer/helm/chart/volcano/values.yaml"
+# Served by vc-webhook-manager but left out of the chart's default: the kit enables them too, so
+# the JobFlow DAG rule and the pod's job disruption budget rule are judged on real Volcano.
+KIT_ADMISSIONS = ("/jobflows/validate", "/pods/validate")
+# The pod rule can only refuse a pod carrying one of these annotations
+# (pkg/webhooks/admission/pods/validate/admit_pod.go): the API server asks the webhook about those
+# pods alone, so no other pod of a run waits on it.
+POD_MATCH_CONDITION = {
+    "name": "jdb-annotated",
+    "expression": "has(object.metadata.annotations) && ('volcano.sh/jdb-min-available' in object.metadata.annotations || 'volcano.sh/jdb-max-unavailable' in object.metadata.annotations)",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,15 +86,18 @@ ADMISSIONS: dict[str, Admission] = {
 
 def enabled_admissions(source: pathlib.Path | None) -> tuple[str, ...]:
     """The chart's default `enabled_admissions` of the version being run (its values.yaml in the
-    module source), so an older release is not asked for a path it does not serve."""
+    module source), so an older release is not asked for a path it does not serve, and the kit's
+    own additions (KIT_ADMISSIONS) that the version's source serves."""
     if source is not None:
         try:
             values = yaml.safe_load((source / CHART_VALUES).read_text())
             text = str(values["custom"]["enabled_admissions"])
-            return tuple(p.strip() for p in text.split(",") if p.strip() in ADMISSIONS)
+            chart = tuple(p.strip() for p in text.split(",") if p.strip() in ADMISSIONS)
+            served = tuple(p for p in KIT_ADMISSIONS if p not in chart and (source / "pkg/webhooks/admission" / p.strip("/")).is_dir())
+            return chart + served
         except (OSError, yaml.YAMLError, KeyError, TypeError) as err:
             log.warning("cannot read enabled_admissions from %s (%s); using the v1.13 default", source / CHART_VALUES, err)
-    return DEFAULT_ADMISSIONS
+    return DEFAULT_ADMISSIONS + KIT_ADMISSIONS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,6 +164,8 @@ def configuration(admission: Admission, base_url: str, ca_pem: bytes) -> dict[st
         "sideEffects": "NoneOnDryRun",
         "timeoutSeconds": 10,
     }
+    if admission.path == "/pods/validate":
+        webhook["matchConditions"] = [dict(POD_MATCH_CONDITION)]
     kind = "MutatingWebhookConfiguration" if admission.mutating else "ValidatingWebhookConfiguration"
     if admission.mutating:
         webhook["reinvocationPolicy"] = "Never"

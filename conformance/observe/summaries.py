@@ -12,6 +12,8 @@ def phase_of(kind: str, obj: Mapping[str, Any]) -> str | None:
     status = obj.get("status") or {}
     if kind == "Job" and obj.get("apiVersion", "").startswith("batch.volcano.sh"):
         return (status.get("state") or {}).get("phase")
+    if kind == "JobFlow":
+        return (status.get("state") or {}).get("phase")
     if kind == "Queue":
         return status.get("state")
     return status.get("phase")
@@ -116,6 +118,29 @@ def _numatopology(obj: Mapping[str, Any]) -> Summary:
     return {"policies": spec.get("policies"), "cpu": cpu}
 
 
+def _cronjob(obj: Mapping[str, Any]) -> Summary:
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    return {
+        "suspend": spec.get("suspend"),
+        "active": [ref.get("name") for ref in status.get("active") or []],
+        "lastScheduleTime": status.get("lastScheduleTime"),
+        "lastSuccessfulTime": status.get("lastSuccessfulTime"),
+    }
+
+
+def _jobflow(obj: Mapping[str, Any]) -> Summary:
+    status = obj.get("status") or {}
+    summary: Summary = {"phase": (status.get("state") or {}).get("phase")}
+    for key in ("pendingJobs", "runningJobs", "completedJobs", "failedJobs", "terminatedJobs"):
+        if status.get(key):
+            summary[key] = status[key]
+    return summary
+
+
+def _jobtemplate(obj: Mapping[str, Any]) -> Summary:
+    return {"jobDependsOnList": (obj.get("status") or {}).get("jobDependsOnList")}
+
+
 def _generic(obj: Mapping[str, Any]) -> Summary:
     phase = (obj.get("status") or {}).get("phase")
     return {"phase": phase} if phase else {}
@@ -129,6 +154,9 @@ _BY_KIND: dict[str, Callable[[Mapping[str, Any]], Summary]] = {
     "Node": _node,
     "HyperNode": _hypernode,
     "Numatopology": _numatopology,
+    "CronJob": _cronjob,
+    "JobFlow": _jobflow,
+    "JobTemplate": _jobtemplate,
 }
 
 

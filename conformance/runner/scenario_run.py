@@ -12,7 +12,7 @@ import functools
 import logging
 import time
 import traceback
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 import kubernetes
 
@@ -27,6 +27,33 @@ log = logging.getLogger(__name__)
 # Every scenario sees these kinds; more could be added per scenario. HyperNode and Numatopology
 # are watched where their CRDs are served (a kind that is not served is simply empty).
 OBSERVED_KINDS = ("Pod", "PodGroup", "Job", "Queue", "Node", "Event", "Service", "ConfigMap", "Secret", "NetworkPolicy", "Command", "HyperNode", "Numatopology")
+# Watched only by the scenarios that name them (apply them, refer to them or judge them): few
+# scenarios use them, and every watched kind costs each scenario a watch.
+ON_DEMAND_KINDS = ("CronJob", "JobFlow", "JobTemplate", "ResourceQuota", "PersistentVolumeClaim")
+
+
+def _kinds_named(node: object) -> Iterator[str]:
+    if isinstance(node, Mapping):
+        if isinstance(node.get("kind"), str):
+            yield node["kind"]
+        for value in node.values():
+            yield from _kinds_named(value)
+    elif isinstance(node, (list, tuple)):
+        for value in node:
+            yield from _kinds_named(value)
+
+
+def observed_kinds(sc: models.Scenario) -> tuple[str, ...]:
+    """OBSERVED_KINDS, and those of ON_DEMAND_KINDS the scenario names anywhere."""
+    parts: list[object] = [list(sc.setup)]
+    for step in sc.steps:
+        parts.append(step.spec)
+        if step.expectation is not None:
+            parts.append(step.expectation.predicate.spec if step.expectation.predicate else step.expectation.timeline_spec)
+    for expectation in sc.expect:
+        parts.append(expectation.predicate.spec if expectation.predicate else expectation.timeline_spec)
+    named = set(_kinds_named(parts))
+    return OBSERVED_KINDS + tuple(k for k in ON_DEMAND_KINDS if k in named)
 
 
 class PhaseClock:
@@ -81,7 +108,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
     except Exception as err:
         log.debug("setup of %s failed", sc.id, exc_info=True)
         return _result(sc, results.Status.ERROR, f"the kit could not prepare the scenario: {err.__class__.__name__}: {err}", started, phases_s=clock.spent)
-    rec = recorder.Recorder(ctx.client, namespace, [resources.lookup(k) for k in OBSERVED_KINDS])
+    rec = recorder.Recorder(ctx.client, namespace, [resources.lookup(k) for k in observed_kinds(sc)])
     step_ctx = steps.StepContext(ctx.client, namespace, rec, ctx.time_scale, reconfigure=lambda conf: ctx.implementation.ensure(ctx.cluster, conf), add_node=ctx.add_node)
     checks: list[results.Check] = []
     status, reason = results.Status.PASSED, ""

@@ -157,6 +157,7 @@ def node_group(doc: Mapping[str, Any]) -> nodes.NodeGroup:
         labels=tuple((str(k), str(v)) for k, v in (doc.get("labels") or {}).items()),
         taints=taints,
         extended=tuple((str(k), str(v)) for k, v in (doc.get("resources") or {}).items()),
+        images=tuple((tuple(str(n) for n in image["names"]), int(image["sizeBytes"])) for image in doc.get("images") or []),
     )
 
 

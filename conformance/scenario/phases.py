@@ -1,5 +1,6 @@
 """The phases each kind can be in, as the kit reads them (`conformance.observe.summaries.phase_of`):
-a Volcano Job's `status.state.phase`, a Queue's `status.state`, any other kind's `status.phase`.
+a Volcano Job's and a JobFlow's `status.state.phase`, a Queue's `status.state`, any other kind's
+`status.phase`.
 
 A `phase` predicate or a `sequence` naming a phase its kind never has can never hold; the loader
 refuses it instead of letting the run blame the implementation. Kinds missing here have no phase.
@@ -14,6 +15,8 @@ PHASES: dict[tuple[str, str], tuple[str, ...]] = {
     # Upstream: volcano-sh/apis pkg/apis/scheduling/v1beta1/types.go (PodGroupPhase, QueueState).
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): ("Pending", "Running", "Unknown", "Inqueue", "Completed"),
     ("scheduling.volcano.sh/v1beta1", "Queue"): ("Open", "Closed", "Closing", "Unknown"),
+    # Upstream: volcano-sh/apis pkg/apis/flow/v1alpha1/jobflow_types.go (Phase, status.state.phase).
+    ("flow.volcano.sh/v1alpha1", "JobFlow"): ("Succeed", "Terminating", "Failed", "Running", "Pending"),
     # Kubernetes core/v1 PodPhase and NamespacePhase.
     ("v1", "Pod"): ("Pending", "Running", "Succeeded", "Failed", "Unknown"),
     ("v1", "Namespace"): ("Active", "Terminating"),

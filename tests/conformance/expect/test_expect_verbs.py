@@ -169,6 +169,35 @@ def test_a_failed_comparison_shows_what_was_remembered_and_which_object_failed()
     assert outcome.observed == '1 of 2 selected do not: tf-ps-0: metadata.uid = "u-p0" (remembered as uids: "u-old")'
 
 
+JOB = resources.lookup("Job")
+COUNTERS = view(
+    (JOB, {"metadata": {"name": "omitted", "namespace": "ns"}, "status": {"state": {"phase": "Aborted"}, "succeeded": 1}}),
+    (JOB, {"metadata": {"name": "written", "namespace": "ns"}, "status": {"state": {"phase": "Aborted"}, "pending": 0, "running": 0, "terminating": 0}}),
+    (JOB, {"metadata": {"name": "busy", "namespace": "ns"}, "status": {"state": {"phase": "Aborting"}, "terminating": 2}}),
+)
+ZERO = {"absent_or": 0}
+
+
+@pytest.mark.parametrize(
+    ("name", "fields", "holds"),
+    [
+        # A zero left out (Go's omitempty) and a zero written out are the same answer.
+        ("omitted", {"status.pending": ZERO, "status.running": ZERO, "status.terminating": ZERO}, True),
+        ("written", {"status.pending": ZERO, "status.running": ZERO, "status.terminating": ZERO}, True),
+        ("busy", {"status.terminating": ZERO}, False),
+        ("omitted", {"status.succeeded": ZERO}, False),
+        ("busy", {"status.terminating": {"absent_or": 2}}, True),
+        # "More than zero" is a pattern on the number's text; a left-out zero is not matched.
+        ("busy", {"status.state.phase": "Aborting", "status.terminating": {"matches": "^[1-9]"}}, True),
+        ("written", {"status.terminating": {"matches": "^[1-9]"}}, False),
+        ("omitted", {"status.terminating": {"matches": "^[1-9]"}}, False),
+    ],
+)
+def test_absent_or_takes_a_left_out_zero_for_zero(name: str, fields: dict[str, Any], holds: bool) -> None:
+    outcome = predicates.evaluate(pred("object", object={"kind": "Job", "name": name}, fields=fields), COUNTERS)
+    assert outcome.holds is holds, outcome.observed
+
+
 # --- windows anchored at a step -------------------------------------------------------------------------
 def running(at: float, rec: states.FakeRecorder) -> None:
     rec.feed(pod("a-0", "a", phase="Running", node="n0"), at, "MODIFIED")
@@ -249,3 +278,17 @@ def test_phase_histories_can_forbid_phases_and_be_exact(spec: dict[str, Any], pa
     assert check.passed is passed and observed in check.observed, check
     if "without" in spec:
         assert "never " + spec["without"][0] in check.expected
+
+
+def test_an_event_about_any_selected_object_counts() -> None:
+    evicted = {"metadata": {"name": "e1", "namespace": "ns"}, "involvedObject": {"kind": "Pod", "name": "open-main-1", "uid": "u-old"}, "reason": "Evict", "message": "Pod is evicted, because of preempt"}
+    state = view(
+        (POD, pod("open-main-0", "open", phase="Running", node="n0")),
+        (POD, pod("open-main-1", "open", phase="Pending")),
+        (POD, pod("guarded-main-0", "guarded", phase="Running", node="n0")),
+        (states.EVENT, evicted),
+    )
+    assert predicates.evaluate(pred("event", object={"kind": "Pod", "name_matches": "^open-"}, reason="Evict"), state).holds
+    assert not predicates.evaluate(pred("event", object={"kind": "Pod", "name_matches": "^guarded-"}, reason="Evict"), state).holds
+    missing = predicates.evaluate(pred("event", object={"kind": "Pod", "name_matches": "^nobody-"}, reason="Evict"), state)
+    assert not missing.holds and "does not exist" in missing.observed

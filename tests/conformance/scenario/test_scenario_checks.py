@@ -77,7 +77,7 @@ expect:
 def test_a_kind_without_a_phase_is_refused() -> None:
     problem = only("steps:\n  - wait: {phase: {object: {kind: ConfigMap, name: c}, is: Running}}\n")
     assert problem.path == "steps[0].wait.phase.object.kind"
-    assert "expected a kind with a phase (Job, Namespace, Pod, PodGroup, Queue), got ConfigMap" in problem.message
+    assert "expected a kind with a phase (Job, JobFlow, Namespace, Pod, PodGroup, Queue), got ConfigMap" in problem.message
 
 
 def test_a_pod_phase_typo_says_the_closest_one() -> None:
@@ -88,7 +88,7 @@ def test_a_pod_phase_typo_says_the_closest_one() -> None:
 @pytest.mark.parametrize(("api_version", "kind"), sorted(phases.PHASES))
 def test_the_phases_are_where_the_kit_reads_them(api_version: str, kind: str) -> None:
     for phase in phases.of(api_version, kind):
-        status = {"state": {"phase": phase}} if kind == "Job" else {"state": phase} if kind == "Queue" else {"phase": phase}
+        status = {"state": {"phase": phase}} if kind in ("Job", "JobFlow") else {"state": phase} if kind == "Queue" else {"phase": phase}
         assert summaries.phase_of(kind, {"apiVersion": api_version, "kind": kind, "status": status}) == phase
 
 
@@ -276,7 +276,7 @@ def test_the_known_capabilities_are_those_the_kit_ships_claims_for() -> None:
 
     known = capabilities.known()
     assert {"plugin:gang", "jobplugin:ray", "device:gpu", "admission:job"} <= known  # the reference's
-    assert {"plugin:deviceshare", "action:shuffle"} <= known  # Volcano's, which the reference lacks
+    assert {"plugin:deviceshare", "plugin:tdm"} <= known  # Volcano's, which the reference lacks
     # reference_scheduler's file is read as data: conformance never imports that package.
     code = "import sys; from conformance.scenario import capabilities; capabilities.known(); print('reference_scheduler' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

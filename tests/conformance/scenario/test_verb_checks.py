@@ -130,7 +130,7 @@ expect:
 """)
     assert found == [
         f"case.yaml:{FIRST + 7}: expect[0].pods.select.node_labels: must not be empty (got {{}})",
-        f"case.yaml:{FIRST + 8}: expect[1].every.fields.a: expected exactly one of: matches, exists, contains, json, json_contains, same_as, differs_from (got: json, matches)",
+        f"case.yaml:{FIRST + 8}: expect[1].every.fields.a: expected exactly one of: matches, exists, contains, json, json_contains, same_as, differs_from, absent_or (got: json, matches)",
         f"case.yaml:{FIRST + 5}: steps[2].wait.object.object: expected exactly one of: name, job, name_matches, labels (got: kind, labels, name)",
         f"case.yaml:{FIRST + 1}: steps[0].remember.objects.kind: expected a kind the kit knows ({KNOWN_KINDS}), got \"Comand\"; did you mean Command?",
         f"case.yaml:{FIRST + 1}: steps[0].remember.objects.name_matches: expected a regular expression, got \"(unclosed\": missing ), unterminated subpattern at position 0",

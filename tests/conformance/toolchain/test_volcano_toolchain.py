@@ -189,8 +189,19 @@ def test_enabled_admissions_follow_the_modules_chart(tmp_path: pathlib.Path) -> 
     values.parent.mkdir(parents=True)
     values.write_text('custom:\n  enabled_admissions: "/jobs/mutate,/jobs/validate,/queues/validate,/unknown/path"\n')
     assert volcano_webhooks.enabled_admissions(tmp_path) == ("/jobs/mutate", "/jobs/validate", "/queues/validate")
-    assert volcano_webhooks.enabled_admissions(None) == volcano_webhooks.DEFAULT_ADMISSIONS
-    assert volcano_webhooks.enabled_admissions(tmp_path / "missing") == volcano_webhooks.DEFAULT_ADMISSIONS
+    # The kit's additions, where the version's source serves them.
+    (tmp_path / "pkg/webhooks/admission/jobflows/validate").mkdir(parents=True)
+    assert volcano_webhooks.enabled_admissions(tmp_path) == ("/jobs/mutate", "/jobs/validate", "/queues/validate", "/jobflows/validate")
+    everything = volcano_webhooks.DEFAULT_ADMISSIONS + volcano_webhooks.KIT_ADMISSIONS
+    assert volcano_webhooks.enabled_admissions(None) == everything
+    assert volcano_webhooks.enabled_admissions(tmp_path / "missing") == everything
+
+
+def test_the_pod_rule_is_asked_only_about_annotated_pods() -> None:
+    pods = volcano_webhooks.configuration(volcano_webhooks.ADMISSIONS["/pods/validate"], "https://h:1", b"PEM")
+    assert pods["webhooks"][0]["matchConditions"] == [volcano_webhooks.POD_MATCH_CONDITION]
+    jobs = volcano_webhooks.configuration(volcano_webhooks.ADMISSIONS["/jobs/validate"], "https://h:1", b"PEM")
+    assert "matchConditions" not in jobs["webhooks"][0]
 
 
 def test_tls_material_names_the_loopback_address(tmp_path: pathlib.Path) -> None:

@@ -51,7 +51,7 @@ BROKEN = [
     ("hypernode", "hypernode", "status-node-count", 1),
     ("hypernode", "admission", "hypernode-admission", 1),
     # the scheduler's actions and plugins
-    ("queue", "proportion", "weights or capability-caps-queue or guarantee or overused-queue or closed-queue", 6),
+    ("queue", "proportion", "weights or capability-caps-queue or guarantee or overused-queue or closed-queue", 7),
     ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods or pod-affinity or pod-anti-affinity or host-ports or pod-topology-spread or switch-off-taint", 11),
     ("enqueue", "overcommit", "default-factor or too-big or waits-for-a-node", 3),
     ("preempt", "preempt", "by-priority or down-to-min or across-queues", 3),
@@ -84,7 +84,7 @@ BROKEN = [
     # Hard confinement lives in allocate upstream, so only the soft scenarios depend on the plugin;
     # the hard ones fail when the job controller no longer hands the Job's networkTopology on.
     ("hypernode", "network-topology-aware", "soft-keeps-pods-together or soft-prefers-the-nearer", 2),
-    ("hypernode", "network-topology", "hard", 6),
+    ("hypernode", "network-topology", "hard", 7),
     # Of several HyperNodes that hold a hard job, the best scored (binpack's node scores) wins.
     ("hypernode", "binpack", "hard-best-scored", 1),
     ("numa", "numa-aware", "needs-one-numa-node or refuses-split-cpus or prefers-fewer-numa-nodes or must-match-the-node or follows-the-node or only-guaranteed", 6),

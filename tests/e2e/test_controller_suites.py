@@ -16,8 +16,12 @@ from tests.suite_runs import explain, replicas_by_job, vck_run, verdicts, worker
 
 pytestmark = pytest.mark.cluster
 # Evictions are edge events (a pod's deletion): one that happens while the controller is down is
-# not seen, in Volcano as in the reference, so those scenarios are left out of the chaos run.
-CHAOS_LEFT_OUT = ("podevicted", "any-event")
+# not seen, in Volcano as in the reference, so those scenarios are left out of the chaos run. So is
+# delete-finished-jobs, whose aborted and terminated jobs have one pod each: when it fails while
+# the controller is down, the job's first pass after the restart (a plain sync, as Volcano's
+# informers hand a restarted controller every pod as added) finds every pod finished and ends the
+# job Failed before any PodFailed policy can act, in Volcano as in the reference.
+CHAOS_LEFT_OUT = ("podevicted", "any-event", "delete-finished-jobs")
 CHAOS_SELECTION = " and ".join(f"not {word}" for word in CHAOS_LEFT_OUT)
 
 

@@ -20,6 +20,13 @@ from tests.suite_runs import (
 )
 
 pytestmark = pytest.mark.cluster
+# Left out of the chaos run: preempt-topology-aware-anti-affinity judges that one preempt round
+# evicts exactly the two right victims. A scheduler killed between the two evictions leaves the
+# first victim recreated beside the second, and its successor plans a new round over them: more
+# evictions, as Volcano's would make after the same kill. The count is what tells topology-aware
+# preemption from the normal kind, so the scenario keeps it and sits out the chaos.
+CHAOS_LEFT_OUT = ("topology-aware",)
+CHAOS_SELECTION = " and ".join(f"not {word}" for word in CHAOS_LEFT_OUT)
 
 
 def min_available_by_job(scenario_id: str) -> dict[str, int]:
@@ -43,7 +50,7 @@ def final_bound_pods(scenario: dict[str, Any]) -> dict[str, int]:
 def test_gangs_converge_when_the_scheduler_is_killed_mid_gang(tmp_path: pathlib.Path) -> None:
     logs = tmp_path / "logs"
     # Two workers, each with its own cluster and its own scheduler under chaos.
-    proc, report = vck_run(tmp_path, "--suite", "gang,preempt,reclaim", "--impl", "reference:scheduler-chaos=5", "--jobs", "2", env={"VCK_REFERENCE_WORKDIR": str(logs)})
+    proc, report = vck_run(tmp_path, "--suite", "gang,preempt,reclaim", "-k", CHAOS_SELECTION, "--impl", "reference:scheduler-chaos=5", "--jobs", "2", env={"VCK_REFERENCE_WORKDIR": str(logs)})
     log = worker_logs(logs, "scheduler.log")
     mid_gang = log.count("its output matched --kill-on")
     assert mid_gang >= 3, f"the scheduler was killed mid-gang only {mid_gang} times ({log.count('chaos: killed')} kills in all)"

@@ -25,6 +25,9 @@ from tests.reference.scheduler_harness import (
     run_case,
 )
 
+# Taken once, when the module is imported: the cases' pods were scheduled some seconds before it.
+# A test may run many minutes later in a long session, so a pod meant to be still cooling has a
+# cooldown of a day, never one a slow session could outlast.
 NOW = datetime.datetime.now(datetime.timezone.utc)
 
 
@@ -56,13 +59,13 @@ LOW = dict(priority="low")
 HIGH = dict(priority="high")
 CDP_CASES = [
     Case("cooling-pod-is-no-victim", [node("n", "2")],
-         [running("a", "low", "n", labels={cdp.COOLDOWN_KEY: "10m"}, scheduled_ago=5), running("b", "low", "n", annotations={cdp.COOLDOWN_KEY: "10m"}, scheduled_ago=5), pod("h", "high")],
+         [running("a", "low", "n", labels={cdp.COOLDOWN_KEY: "24h"}, scheduled_ago=5), running("b", "low", "n", annotations={cdp.COOLDOWN_KEY: "24h"}, scheduled_ago=5), pod("h", "high")],
          [podgroup("low", 1, "Running", **LOW), podgroup("high", 1, **HIGH)], CDP_PREEMPT, binds={}, evictions=[]),
     Case("cooled-down-pod-is-a-victim", [node("n", "2")],
-         [running("a", "low", "n", labels={cdp.COOLDOWN_KEY: "10s"}, scheduled_ago=60), running("b", "low", "n", labels={cdp.COOLDOWN_KEY: "10m"}, scheduled_ago=5), pod("h", "high")],
+         [running("a", "low", "n", labels={cdp.COOLDOWN_KEY: "10s"}, scheduled_ago=60), running("b", "low", "n", labels={cdp.COOLDOWN_KEY: "24h"}, scheduled_ago=5), pod("h", "high")],
          [podgroup("low", 1, "Running", **LOW), podgroup("high", 1, **HIGH)], CDP_PREEMPT, binds={}, evictions=["a"]),
     Case("unparsable-cooldown-protects-nothing", [node("n", "2")],
-         [running("a", "low", "n", labels={cdp.COOLDOWN_KEY: "soon"}, scheduled_ago=1), running("b", "low", "n", labels={cdp.COOLDOWN_KEY: "10m"}, scheduled_ago=1), pod("h", "high")],
+         [running("a", "low", "n", labels={cdp.COOLDOWN_KEY: "soon"}, scheduled_ago=1), running("b", "low", "n", labels={cdp.COOLDOWN_KEY: "24h"}, scheduled_ago=1), pod("h", "high")],
          [podgroup("low", 1, "Running", **LOW), podgroup("high", 1, **HIGH)], CDP_PREEMPT, binds={}, evictions=["a"]),
 ]
 

@@ -1,8 +1,8 @@
 """How a process reaches the API server: the lean REST path at once (kube/rest.py, read from the
 kubeconfig by kube/kubeconfig.py), the official client (kube/client.py) only once something asks
-for it. The scheduler lists, watches, binds and writes statuses through the first and evicts
-through the second, so it starts without loading the official client's models (a third of a
-second of CPU before its first bind)."""
+for it. The scheduler does everything through the first, so it never loads the official
+client's models (a third of a second of CPU before its first bind, seconds on a busy machine);
+the controllers and the webhook use the second."""
 
 from __future__ import annotations
 

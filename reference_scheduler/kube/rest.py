@@ -31,6 +31,7 @@ from reference_scheduler.kube import kubeconfig
 REQUEST_TIMEOUT_S: tuple[float, float] = (10.0, 90.0)
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 # How much of a streamed answer is read at a time.
 STREAM_READ = 1 << 16
 # Errors that mean a kept-alive connection was closed by the server between two requests (over

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime
-import functools
+import http.client
 import json
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from reference_scheduler.kube import connection as connection_mod
 from reference_scheduler.kube import informer, rest, workers
 from reference_scheduler.scheduler import features as features_mod
 from reference_scheduler.scheduler.api import job_info, node_info, queue_info, vgpu
-
-if TYPE_CHECKING:
-    import kubernetes
 
 log = logging.getLogger(__name__)
 SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
@@ -71,8 +68,9 @@ class Cache:
         self.features = features
         # `--node-selector`: the `key:value` labels of the nodes this scheduler works with.
         self.node_selector = parse_node_selector(node_selector)
-        # The watches and the writes take the lean path (kube/rest.py); evictions the official
-        # client, loaded when first used (kube/connection.py).
+        # The watches and every write take the lean path (kube/rest.py): the official client is
+        # never loaded (its models cost seconds of CPU at a first use, which a scheduler restarted
+        # in the middle of a preemption cannot afford before it evicts).
         self.rest = connection.rest
         self.changed = threading.Event()
         self.nodes = informer.Store("nodes", self._source("", "v1", "nodes"), self.changed)
@@ -106,14 +104,6 @@ class Cache:
 
     def _source(self, group: str, version: str, plural: str) -> informer.RestSource:
         return informer.RestSource(self.rest, rest.path(group, version, plural))
-
-    @functools.cached_property
-    def core(self) -> kubernetes.client.CoreV1Api:
-        """The official client's core API, loaded on first use (its models cost half a second of
-        CPU to load, which a scheduler that never evicts need not pay at start)."""
-        import kubernetes
-
-        return kubernetes.client.CoreV1Api(self.connection.api)
 
     def start(self, timeout_s: float = 60.0) -> None:
         for store in self.stores:
@@ -282,13 +272,17 @@ class Cache:
         conditions = [
             {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler", "message": f"{self.scheduler_name}: preempting to accommodate a higher priority pod", "lastTransitionTime": now},
         ]
-        import kubernetes  # loaded by self.core already: not at the top, see Cache.core
-
+        pod_path = rest.path("", "v1", "pods", task.namespace, task.name)
         try:
-            self.core.patch_namespaced_pod_status(task.name, task.namespace, {"status": {"conditions": conditions}})
-            self.core.delete_namespaced_pod(task.name, task.namespace)
-        except kubernetes.client.ApiException as err:
+            # A strategic merge, as the official client sends for a core kind: the condition joins
+            # the pod's others (a merge patch would replace the whole list).
+            self.rest.request("PATCH", pod_path + "/status", json.dumps({"status": {"conditions": conditions}}).encode(), rest.STRATEGIC_MERGE_PATCH)
+            self.rest.request("DELETE", pod_path)
+        except rest.ApiError as err:
             log.warning("evicting %s/%s failed: %s", task.namespace, task.name, err.reason)
+            return
+        except (OSError, http.client.HTTPException) as err:  # a dropped connection: the next cycle evicts again
+            log.warning("evicting %s/%s failed: %s", task.namespace, task.name, err)
             return
         # Note the deletion at once, so the next cycle counts the pod as releasing.
         pod = json.loads(json.dumps(task.pod))

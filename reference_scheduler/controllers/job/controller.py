@@ -21,8 +21,8 @@ from typing import Any
 
 import kubernetes
 
+from reference_scheduler.controllers import events
 from reference_scheduler.controllers.job import defaults, owned, pods
-from reference_scheduler.controllers.job.clock import now_rfc3339
 from reference_scheduler.controllers.job.features import FULL, Features
 from reference_scheduler.controllers.job.groups import BATCH, BUS, SCHEDULING
 from reference_scheduler.controllers.job.sync import Evicted, JobSync
@@ -119,19 +119,4 @@ class JobController:
             self.next_wake = when
 
     def record_event(self, job: dict[str, Any], reason: str, message: str, type_: str = "Normal") -> None:
-        meta = job["metadata"]
-        body = {
-            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
-            "involvedObject": {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]},
-            "reason": reason,
-            "message": message,
-            "type": type_,
-            "source": {"component": "vc-controller-manager"},
-            "firstTimestamp": now_rfc3339(),
-            "lastTimestamp": now_rfc3339(),
-            "count": 1,
-        }
-        try:
-            self.core.create_namespaced_event(meta["namespace"], body)
-        except kubernetes.client.ApiException as err:
-            log.debug("event on job %s: %s", meta["name"], err.status)
+        events.record(self.core, job, "batch.volcano.sh/v1alpha1", "Job", reason, message, type_)

@@ -29,13 +29,13 @@ from _pytest.mark import (
     expression as pytest_expression,  # -k's own parser (pinned pytest)
 )
 
-from conformance import interrupts, parallel, results, scaffold
+from conformance import interrupts, parallel, results, scaffold, stress
 from conformance.bench import figures as bench_figures
 from conformance.bench import scheduler as bench
 from conformance.cluster import base, docker, embedded, kind, nodes, owners, registry
 from conformance.cluster import kind_image as node_image
 from conformance.impl import registry as impl_registry
-from conformance.report import diff, score, writer
+from conformance.report import attempts, diff, score, writer
 from conformance.scenario import loader, models, validate
 from conformance.toolchain import install, versions
 
@@ -43,6 +43,8 @@ KIT_VERSION = "0.1.0"
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_SCENARIOS = REPO_ROOT / "scenarios"
 DEFAULT_REPORTS = REPO_ROOT / "reports"
+# The reference's committed report: the durations a first run orders its long scenarios by.
+REFERENCE_REPORT = DEFAULT_REPORTS / "reference" / "report.json"
 
 
 @dataclasses.dataclass
@@ -68,6 +70,12 @@ class RunConfig:
     # cluster's API server reaches it (for the implementation's webhook).
     kind_workers: int = 0
     host_address: str | None = None
+    # Run every selected scenario this many times, interleaved with the others and spread over
+    # the workers; a scenario whose attempts end differently is FLAKY (never certified).
+    repeat: int = 1
+    # Busy CPU processes kept running beside the run, for the whole of it (a busy machine on
+    # demand, to hunt flakes: docs/flakes.md).
+    stress: int = 0
     # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
@@ -84,6 +92,10 @@ class RunConfig:
             problems.append(str(err))
         if self.time_scale <= 0:
             problems.append(f"--time-scale {self.time_scale}: must be greater than 0")
+        if self.repeat < 1:
+            problems.append(f"--repeat {self.repeat}: must be at least 1")
+        if self.stress < 0:
+            problems.append(f"--stress {self.stress}: must be 0 or more")
         if self.kind_workers < 0:
             problems.append(f"--kind-workers {self.kind_workers}: must be 0 or more")
         if self.backend == "existing" and str(self.jobs) not in (parallel.AUTO, "1"):
@@ -160,8 +172,8 @@ class RunConfig:
             if self.backend == "existing":
                 return 1
             if self.backend == "kind":
-                return parallel.auto_workers(len(self.selected()), per_core=parallel.KIND_WORKERS_PER_CORE, per_worker_mib=parallel.KIND_WORKER_MIB)
-            return parallel.auto_workers(len(self.selected()))
+                return parallel.auto_workers(len(self.selected()) * self.repeat, per_core=parallel.KIND_WORKERS_PER_CORE, per_worker_mib=parallel.KIND_WORKER_MIB)
+            return parallel.auto_workers(len(self.selected()) * self.repeat)
         return int(jobs)
 
     def pytest_args(self, run_id: str) -> list[str]:
@@ -180,6 +192,9 @@ class RunConfig:
             "--vck-report-dir", str(self.reports),
             "--vck-run-id", run_id,
             "--vck-progress",
+            "--vck-repeat", str(self.repeat),
+            *self._durations_args(),
+            "--vck-stress", str(self.stress),
             # Where scenario files are: any folder given (not only one named `scenarios`).
             *(arg for path in self.scenarios for arg in ("--vck-scenarios", str(pathlib.Path(path).resolve()))),
         ]
@@ -203,6 +218,15 @@ class RunConfig:
             args += ["-n", str(workers), "--dist", "worksteal"]
         args += ["-q"] if not self.verbose else ["-v"]
         return args
+
+
+    def _durations_args(self) -> list[str]:
+        """The durations the run orders its long scenarios by: the last whole run's report under
+        `reports`, else the reference's committed one (none when neither exists)."""
+        for candidate in (self.reports / "latest" / "report.json", REFERENCE_REPORT):
+            if candidate.is_file():
+                return ["--vck-durations", str(candidate)]
+        return []
 
 
 def keyword_problems(keyword: str, scenarios: Sequence[models.Scenario]) -> list[str]:
@@ -256,6 +280,8 @@ class WrittenRun:
 # pytest-xdist started has neither and reads the files itself.
 PRELOADED_KEY = pytest.StashKey[dict[pathlib.Path, tuple[models.Scenario, list[loader.Problem]]]]()
 WRITTEN_KEY = pytest.StashKey[WrittenRun]()
+# The run's own setup before pytest started (toolchain, the implementation's build), in seconds.
+RUN_SETUP_KEY = pytest.StashKey[dict[str, float]]()
 
 
 class RunCollector:
@@ -264,10 +290,12 @@ class RunCollector:
 
     def __init__(self, preloaded: dict[pathlib.Path, tuple[models.Scenario, list[loader.Problem]]]) -> None:
         self.preloaded = preloaded
+        self.setup_s: dict[str, float] = {}
         self.written: WrittenRun | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[PRELOADED_KEY] = self.preloaded
+        config.stash[RUN_SETUP_KEY] = self.setup_s
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -286,12 +314,18 @@ def run(config: RunConfig, progress: Callable[[str], None] = _stderr) -> RunOutc
     if config.timeout_s is not None:
         interrupts.RECORD.arm_deadline(config.timeout_s)
     try:
-        with owners.claimed_for_this_run() as owner:
+        # The busy processes of --stress run for the whole run, its setup included.
+        with stress.busy(config.stress), owners.claimed_for_this_run() as owner:
             try:
                 # Every backend runs the toolchain's binaries (the embedded cluster; kwok on kind
                 # and existing clusters): made ready here, where its progress is seen, rather
                 # than in a worker behind pytest's capture; inside the deadline like the rest.
-                install.install(progress=progress)
+                collector.setup_s.update(_timed("toolchain", lambda: install.install(progress=progress)))
+                # The implementation's own build too (Volcano's binaries: minutes, the first
+                # time), once for every worker, its progress seen, its time the run's setup.
+                prepare = getattr(impl_registry.implementation(config.implementation), "prepare", None)
+                if prepare is not None:
+                    collector.setup_s.update(_timed("implementation build", lambda: prepare(progress)))
                 code = pytest.main(config.pytest_args(run_id), plugins=[collector])
                 # The run is over: a deadline passing during the clean-up below changes nothing.
                 interrupts.RECORD.disarm()
@@ -310,6 +344,12 @@ def run(config: RunConfig, progress: Callable[[str], None] = _stderr) -> RunOutc
     return RunOutcome(run_id, written.folder, written.run, score.certified(written.run), int(code))
 
 
+def _timed(name: str, work: Callable[[], object]) -> dict[str, float]:
+    began = time.monotonic()
+    work()
+    return {name: round(time.monotonic() - began, 1)}
+
+
 @dataclasses.dataclass(frozen=True)
 class ReportConfig:
     reports: pathlib.Path
@@ -323,6 +363,9 @@ class ReportConfig:
     # How many scenarios were selected, and why the run ended early (empty: it did not).
     selected: int = 0
     interrupted: str = ""
+    repeat: int = 1
+    stress: int = 0
+    setup_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 def write_reports(config: ReportConfig, scenario_results: Sequence[results.ScenarioResult]) -> WrittenRun:
@@ -349,8 +392,13 @@ def write_reports(config: ReportConfig, scenario_results: Sequence[results.Scena
         workers=config.workers,
         selected=config.selected,
         interrupted=config.interrupted,
+        repeat=config.repeat,
+        stress=config.stress,
+        setup_s=dict(config.setup_s),
     )
-    run_result = results.RunResult(meta, tuple(sorted(scenario_results, key=lambda r: (r.suite, r.id))))
+    # A repeated scenario's attempts become one verdict (FLAKY when they differ).
+    combined = attempts.combine(scenario_results)
+    run_result = results.RunResult(meta, tuple(sorted(combined, key=lambda r: (r.suite, r.id))))
     with interrupts.deferred():
         return WrittenRun(run_result, writer.write_all(run_result, config.reports))
 

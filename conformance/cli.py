@@ -12,12 +12,12 @@ from typing import Sequence
 
 import pytest
 
-from conformance import api, interrupts, parallel, scaffold
+from conformance import api, interrupts, parallel, results, scaffold
 from conformance.bench import render as bench_render
 from conformance.bench import scheduler as bench
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
-from conformance.report import diff, score, timing
+from conformance.report import attempts, diff, score, timing
 from conformance.scenario import durations, validate
 from conformance.toolchain import errors, install, versions
 
@@ -124,6 +124,8 @@ def _run(args: argparse.Namespace) -> int:
         collect_only=args.collect_only,
         kind_workers=args.kind_workers,
         host_address=args.host_address,
+        repeat=args.repeat,
+        stress=args.stress,
     )
     problems = config.validate()
     if config.collect_only and not problems:
@@ -138,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
     outcome = api.run(config)
     if outcome.run is not None and outcome.run.metadata.interrupted:
         meta = outcome.run.metadata
-        print(f"\nINTERRUPTED by {meta.interrupted}: {len(outcome.run.scenarios)} of {meta.selected} scenarios have a verdict; NOT CERTIFIED")
+        print(f"\nINTERRUPTED by {meta.interrupted}: {meta.selected - score.missing(outcome.run)} of {meta.selected} scenario runs have a verdict; NOT CERTIFIED")
         print(f"what ran: {outcome.report_dir}/index.html, report.json, junit.xml (marked interrupted; `latest` unchanged)")
         return interrupts.RECORD.exit_status()
     if outcome.pytest_exit == int(pytest.ExitCode.INTERRUPTED):
@@ -154,10 +156,14 @@ def _run(args: argparse.Namespace) -> int:
     percent = f"{overall.score * 100:.0f}%" if overall.score is not None else "n/a"
     print()
     print(f"{'CERTIFIED' if outcome.certified else 'NOT CERTIFIED'}: {outcome.run.metadata.implementation} on {outcome.run.metadata.backend}")
-    print(f"  passed {overall.passed}, failed {overall.failed}, not claimed {overall.not_claimed}, error {overall.error}; "
+    flaky = f", FLAKY {overall.flaky}" if overall.flaky else ""
+    print(f"  passed {overall.passed}, failed {overall.failed}{flaky}, not claimed {overall.not_claimed}, error {overall.error}; "
           f"MUST {overall.must_passed}/{overall.must_claimed}; score {percent}; wall time {outcome.run.metadata.wall_time_s:.0f}s")
     for suite, tally in score.by_suite(outcome.run).items():
-        print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + (f", failed {tally.failed}" if tally.failed else "") + (f", error {tally.error}" if tally.error else ""))
+        print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + (f", failed {tally.failed}" if tally.failed else "") + (f", FLAKY {tally.flaky}" if tally.flaky else "") + (f", error {tally.error}" if tally.error else ""))
+    for sc in outcome.run.scenarios:
+        if sc.status is results.Status.FLAKY:
+            print(f"  FLAKY [{sc.level.value}] {sc.suite}/{sc.id}: {attempts.attempts_text(sc)}")
     if args.verbose:
         print(timing.text(outcome.run))
     print(f"reports: {outcome.report_dir}/index.html, report.json, junit.xml")
@@ -249,13 +255,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--context", help="existing backend: the context to use")
     run.add_argument("--kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
     run.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
-    run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: embedded two and a half per core, kind one per core, as memory allows, 8 at most; existing 1)")
+    run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: embedded two per core, kind one per core, as memory allows, one per 4 scenarios, 8 at most; existing 1)")
     run.add_argument("--time-scale", type=float, default=1.0, help="stretch every window for slow clusters")
     run.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where reports go (a folder per run, and `latest`)")
     run.add_argument("--run-id", default=None, help="the report folder's name (default: a timestamp)")
     run.add_argument("-v", "--verbose", action="store_true")
     run.add_argument("--timeout", default=None, help="a deadline for the whole run (30m, 3600s): a run that reaches it stops, is reported as interrupted and exits 124")
     run.add_argument("--collect-only", action="store_true", help="list the scenarios the run would run (with --suite, -k and paths applied), and run nothing")
+    run.add_argument("--repeat", type=int, default=1, help="run every selected scenario N times, interleaved and spread over the workers; a scenario whose attempts end differently is FLAKY and the run is not certified (docs/flakes.md)")
+    run.add_argument("--stress", type=int, default=0, help="keep N busy CPU processes running beside the run, for all of it: hunt flakes that need a busy machine (docs/flakes.md)")
     run.set_defaults(func=_run)
 
     dif = sub.add_parser("diff", help="every scenario whose verdict differs between two runs: a text table and a page with both timelines (exit 1 when any differs)")

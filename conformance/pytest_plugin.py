@@ -34,6 +34,9 @@ RESULTS_KEY = pytest.StashKey["list[results.ScenarioResult]"]()
 STARTED_KEY = pytest.StashKey[float]()
 PROGRESS_KEY = pytest.StashKey["Progress"]()
 INTERRUPTED_KEY = pytest.StashKey[str]()
+# The kit's setup time, by what it was spent on: the run's own (set by `vck run` in-process,
+# api.RUN_SETUP_KEY) and each worker's cluster and implementation start (from its setup reports).
+SETUP_KEY = pytest.StashKey[dict[str, float]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,6 +54,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--vck-run-id", default=None, help="the report folder's name (default: a timestamp)")
     group.addoption("--vck-progress", action="store_true", default=False, help="print a line per scenario with a running tally")
     group.addoption("--vck-scenarios", action="append", default=[], help="a folder (or file) of scenarios: its YAML files are collected whatever the folder's name (repeatable)")
+    group.addoption("--vck-repeat", type=int, default=1, help="run every scenario this many times, interleaved; a scenario whose attempts end differently is FLAKY")
+    group.addoption("--vck-durations", default=None, help="an earlier run's report.json: scenarios it shows as long run first (none: the order of scheduler confs and node shapes alone)")
+    group.addoption("--vck-stress", type=int, default=0, help="how many busy processes ran beside the run (recorded in the report; `vck run --stress` starts them)")
 
 
 def _worker_id(config: pytest.Config) -> str:
@@ -122,6 +128,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RESULTS_KEY] = []
     config.stash[STARTED_KEY] = time.time()
     config.stash[PROGRESS_KEY] = Progress()
+    config.stash[SETUP_KEY] = {}
+    if config.getoption("--vck-repeat") < 1:
+        raise pytest.UsageError(f"--vck-repeat {config.getoption('--vck-repeat')}: must be at least 1")
     # Bad options are refused before anything runs, not at the first scenario.
     _session_options(config)
 
@@ -168,7 +177,12 @@ class ScenarioFile(pytest.File):
             raise self.CollectError(str(err)) from None
         for warning in warnings:
             self.warn(ScenarioWarning(str(warning)))
-        yield ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
+        repeat = self.config.getoption("--vck-repeat")
+        if repeat == 1:
+            yield ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
+            return
+        for attempt in range(1, repeat + 1):
+            yield ScenarioItem.from_parent(self, name=f"{scenario.id}[attempt-{attempt}]", scenario=scenario, attempt=attempt)
 
 
 class ScenarioFailed(Exception):
@@ -178,15 +192,30 @@ class ScenarioFailed(Exception):
 
 
 class ScenarioItem(pytest.Item):
-    def __init__(self, *, scenario: models.Scenario, **kwargs: Any) -> None:
+    def __init__(self, *, scenario: models.Scenario, attempt: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.scenario = scenario
+        self.attempt = attempt
         self.result: results.ScenarioResult | None = None
+        # What this item's setup started (the process's cluster and implementation), in seconds.
+        self.setup_s: dict[str, float] = {}
         self.user_properties.append(("vck_level", scenario.level.value))
+
+    def setup(self) -> None:
+        """The process's cluster and implementation start in pytest's setup phase, so their time
+        is the kit's setup and never part of the first scenario's duration. A scenario the
+        implementation cannot take (not claimed) starts nothing; a failure to start is met again
+        by the scenario, which reports it as an error."""
+        if self.scenario.capabilities() - _session(self.config).implementation().capabilities():
+            return
+        try:
+            self.setup_s = _session(self.config).prepare(self.scenario.scheduler)
+        except Exception as err:  # the scenario meets it again and reports it as an error
+            _uncaptured(self.config)(f"vck: the kit's setup failed ({err.__class__.__name__}: {err}); the scenario will report it")
 
     def runtest(self) -> None:
         ctx = _session(self.config).context()
-        result = scenario_run.run(self.scenario, ctx)
+        result = scenario_run.run(self.scenario, ctx, attempt=self.attempt)
         self.result = result
         self.user_properties.append(("vck_status", result.status.value))
         if result.status is results.Status.NOT_CLAIMED:
@@ -216,16 +245,28 @@ def describe(result: results.ScenarioResult) -> str:
     return "\n".join(lines)
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Scenarios sharing a scheduler conf run together, and within those the ones sharing node
-    shapes, so a worker restarts the implementation and reshapes nodes as rarely as it can; the
-    kit's own tests keep their order first."""
+# A scenario an earlier run saw take this long (a CronJob's, counted in whole minutes) starts
+# first: started last, it would hold one worker long after the others finished.
+LONG_SCENARIO_S = 30.0
 
-    def key(item: pytest.Item) -> tuple[int, str, str, str, str]:
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The long scenarios first (by an earlier run's durations, --vck-durations), longest first;
+    then scenarios sharing a scheduler conf together, and within those the ones sharing node
+    shapes, so a worker restarts the implementation and reshapes nodes as rarely as it can; the
+    kit's own tests keep their order first. Every xdist worker sorts alike (the same file)."""
+    hints_file = config.getoption("--vck-durations")
+    hints = json_report.durations(pathlib.Path(hints_file)) if hints_file else {}
+
+    def key(item: pytest.Item) -> tuple[int, int, float, str, str, str, str]:
         if isinstance(item, ScenarioItem):
             sc = item.scenario
-            return (1, sc.scheduler_key(), repr((sc.nodes, sc.profile)), sc.suite, sc.id)
-        return (0, "", "", "", "")
+            known = hints.get(sc.id, 0.0)
+            long_first = -known if known >= LONG_SCENARIO_S else 0.0
+            # Repeats by attempt first: each pass over the scenarios follows the last, so the
+            # attempts of one scenario land on different workers and never back to back.
+            return (1, item.attempt, long_first, sc.scheduler_key(), repr((sc.nodes, sc.profile)), sc.suite, sc.id)
+        return (0, 0, 0.0, "", "", "", "")
 
     items.sort(key=key)
 
@@ -239,13 +280,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if isinstance(item, ScenarioItem) and call.when == "call" and item.result is not None:
         report.vck_result = json_report.scenario_to_dict(item.result)  # type: ignore[attr-defined]
+    if isinstance(item, ScenarioItem) and call.when == "setup" and item.setup_s:
+        report.vck_setup = dict(item.setup_s)  # type: ignore[attr-defined]
     return report
 
 
 def _collect_result(config: pytest.Config, report: pytest.TestReport) -> None:
+    if getattr(config, "workerinput", None) is not None:
+        return
     data = getattr(report, "vck_result", None)
-    if data is not None and getattr(config, "workerinput", None) is None:
+    if data is not None:
         config.stash[RESULTS_KEY].append(json_report.scenario_from_dict(data))
+    config.stash[SETUP_KEY].update(getattr(report, "vck_setup", None) or {})
 
 
 def _has_line(entry: Any) -> bool:
@@ -280,8 +326,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             workers=max(1, int(getattr(config.option, "numprocesses", None) or 1)),
             selected=config.stash[PROGRESS_KEY].total,
             interrupted=interrupted,
+            repeat=config.getoption("--vck-repeat"),
+            stress=config.getoption("--vck-stress"),
+            setup_s=_setup_times(config),
         )
         config.stash[api.WRITTEN_KEY] = api.write_reports(report, own)
+
+
+def _setup_times(config: pytest.Config) -> dict[str, float]:
+    """The run's setup (`vck run` before pytest) then each worker's, in seconds."""
+    run_setup: dict[str, float] = config.stash.get(api.RUN_SETUP_KEY, {})
+    workers: dict[str, float] = config.stash[SETUP_KEY]
+    return {**run_setup, **workers}
 
 
 @dataclasses.dataclass
@@ -324,11 +380,15 @@ class RunHooks:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collects each scenario's result; with --vck-progress prints
-        `[3/12 0:42] PASSED gang/no-partial-gang (14.2s) | passed 3` per scenario."""
+        `[3/12 0:42] PASSED no-partial-gang (14.2s, kit 0.8s) | passed 3` per scenario (the
+        scenario's own time, then the kit's around it), and a line for a worker's setup."""
         config = self.config
         _collect_result(config, report)
         if not config.getoption("--vck-progress") or getattr(config, "workerinput", None) is not None:
             return
+        setup = getattr(report, "vck_setup", None)
+        if setup:
+            config.get_terminal_writer().line("setup: " + ", ".join(f"{k} {v:.1f}s" for k, v in setup.items()))
         props = dict(report.user_properties)
         if "vck_status" not in props or report.when != "call":
             return
@@ -339,7 +399,9 @@ class RunHooks:
         tally = ", ".join(f"{k} {v}" for k, v in sorted(progress.tally.items()))
         minutes, seconds = divmod(int(time.monotonic() - progress.started), 60)
         writer = config.get_terminal_writer()
-        writer.line(f"[{progress.done}/{progress.total or '?'} {minutes}:{seconds:02d}] {status.upper():<11} {report.nodeid.split('::')[-1]} ({report.duration:.1f}s) | {tally}")
+        result = getattr(report, "vck_result", None) or {}
+        took = f"{result.get('duration_s', report.duration):.1f}s, kit {sum(v for k, v in (result.get('phases_s') or {}).items() if k in results.PHASES_OVERHEAD):.1f}s"
+        writer.line(f"[{progress.done}/{progress.total or '?'} {minutes}:{seconds:02d}] {status.upper():<11} {report.nodeid.split('::')[-1]} ({took}) | {tally}")
 
 
 

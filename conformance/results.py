@@ -18,6 +18,9 @@ class Status(str, enum.Enum):
     NOT_CLAIMED = "not-claimed"
     # The kit or the cluster failed: never counted against the implementation, always explained.
     ERROR = "error"
+    # Repeated (`vck run --repeat N`), its attempts did not all end alike: never a pass, and a
+    # FLAKY MUST scenario keeps a run from being certified. Every attempt is kept as evidence.
+    FLAKY = "flaky"
 
 
 class Level(str, enum.Enum):
@@ -66,6 +69,9 @@ class ScenarioResult:
     status: Status
     # One line: why it passed, failed, was not claimed, or errored.
     reason: str
+    # The scenario's own time: its setup objects, steps and windows, and judging. The kit's time
+    # around it (nodes, the implementation taking the scenario's conf, cleanup) is in phases_s
+    # (`overhead_s`); a worker's cluster and implementation start is the run's (RunMetadata.setup_s).
     duration_s: float
     checks: tuple[Check, ...] = ()
     timeline: tuple[TimelineEntry, ...] = ()
@@ -75,9 +81,15 @@ class ScenarioResult:
     # Where the duration went, in seconds: the kit's own work (PHASES_OVERHEAD) and the scenario's
     # body (its setup objects, steps and windows), so a slow run shows what to cut.
     phases_s: dict[str, float] = dataclasses.field(default_factory=dict)
+    # Which attempt this is (1 to N) in a run that repeats every scenario N times.
+    attempt: int = 1
+    # A repeated scenario's verdict over all its attempts: every attempt's own result, in order
+    # (their `attempts` empty). Empty when the scenario ran once.
+    attempts: tuple[ScenarioResult, ...] = ()
 
     @property
     def overhead_s(self) -> float:
+        """The kit's own time around the scenario (its setup and cleanup)."""
         return sum(v for k, v in self.phases_s.items() if k in PHASES_OVERHEAD)
 
 
@@ -106,6 +118,13 @@ class RunMetadata:
     # Why the run ended before every selected scenario had a verdict ("SIGINT", "SIGTERM", ...);
     # empty when it ran to the end. An interrupted run is never certified.
     interrupted: str = ""
+    # `--repeat`: how many times each scenario ran; `--stress`: busy processes beside the run.
+    repeat: int = 1
+    stress: int = 0
+    # The kit's own time before scenarios could run, in seconds: the run's (`toolchain`, the
+    # implementation's `build`) and, per worker, `<worker> cluster` and `<worker> implementation`
+    # (its first start). Never charged to a scenario.
+    setup_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -118,6 +137,7 @@ class Tally:
     failed: int = 0
     not_claimed: int = 0
     error: int = 0
+    flaky: int = 0
     # Weighted score over claimed, judged scenarios (passed + failed), 0..1; None when none.
     score: float | None = None
     must_passed: int = 0
@@ -125,7 +145,7 @@ class Tally:
 
     @property
     def total(self) -> int:
-        return self.passed + self.failed + self.not_claimed + self.error
+        return self.passed + self.failed + self.not_claimed + self.error + self.flaky
 
 
 @dataclasses.dataclass(frozen=True)

@@ -116,14 +116,17 @@ class Client:
     def _dict(self, obj: Any) -> dict[str, Any]:
         return obj if isinstance(obj, dict) else self.api.sanitize_for_serialization(obj)
 
-    def create(self, kind: Kind, body: Mapping[str, Any], namespace: str | None) -> dict[str, Any]:
+    def create(self, kind: Kind, body: Mapping[str, Any], namespace: str | None, dry_run: bool = False) -> dict[str, Any]:
+        """Create the object; with `dry_run`, a server-side dry run: admission (webhooks too)
+        judges it, nothing is stored."""
+        extra: dict[str, Any] = {"dry_run": "All"} if dry_run else {}
         if kind.core:
             fn = self._core_fn("create", kind)
-            return self._dict(fn(namespace, body) if kind.namespaced else fn(body))
+            return self._dict(fn(namespace, body, **extra) if kind.namespaced else fn(body, **extra))
         if kind.namespaced:
             assert namespace is not None
-            return self._dict(self.custom.create_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, dict(body)))
-        return self._dict(self.custom.create_cluster_custom_object(kind.group, kind.version, kind.plural, dict(body)))
+            return self._dict(self.custom.create_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, dict(body), **extra))
+        return self._dict(self.custom.create_cluster_custom_object(kind.group, kind.version, kind.plural, dict(body), **extra))
 
     def get(self, kind: Kind, name: str, namespace: str | None) -> dict[str, Any]:
         if kind.core:

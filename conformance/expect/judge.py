@@ -16,33 +16,41 @@ from conformance.scenario import models
 
 def over_window(rec: recorder.Recorder, predicate: models.Predicate, mode: str, window_s: float, label: str) -> results.Check:
     """`within`: holds at some moment of the window (ends early when it does); `never`: holds at no
-    moment; `throughout`: holds at every moment. Moments are the observed states."""
+    moment; `throughout`: holds at every moment. Moments are the observed states: the state when
+    the window opens, then every recorded change in turn, however many arrived while the judge
+    waited (a short-lived state counts, as it did happen). A change recorded after the window
+    closed is not judged."""
     expected = predicates.expected_text(predicate)
     expected = {"within": f"within {window_s:g}s: {expected}", "never": f"never within {window_s:g}s: {expected}", "throughout": f"throughout {window_s:g}s: {expected}"}[mode]
     deadline = rec.now() + window_s
-    seen = -1
     with rec.cond:
+        cursor = rec.cursor()
+        first = cursor.current()
+        states: Iterator[recorder.View] = iter((first,))
         while True:
-            if rec.version != seen:
-                seen = rec.version
-                outcome = predicates.evaluate(predicate, rec.view())
+            for view in states:
+                if view.t_s > deadline and view is not first:
+                    break
+                outcome = predicates.evaluate(predicate, view)
                 if mode == "within" and outcome.holds:
-                    return results.Check(label, True, expected, outcome.observed, rec.now())
+                    return results.Check(label, True, expected, outcome.observed, view.t_s)
                 if mode == "never" and outcome.holds:
-                    return results.Check(label, False, expected, f"held at {rec.now():.1f}s: {outcome.observed}", rec.now())
+                    return results.Check(label, False, expected, f"held at {view.t_s:.1f}s: {outcome.observed}", view.t_s)
                 if mode == "throughout" and not outcome.holds:
-                    return results.Check(label, False, expected, f"broke at {rec.now():.1f}s: {outcome.observed}", rec.now())
+                    return results.Check(label, False, expected, f"broke at {view.t_s:.1f}s: {outcome.observed}", view.t_s)
             remaining = deadline - rec.now()
             if remaining <= 0:
                 passed = mode != "within"
                 prefix = "" if passed else f"not by {window_s:g}s: "
                 return results.Check(label, passed, expected, prefix + outcome.observed, rec.now())
             rec.cond.wait(remaining)
+            states = cursor.advance()
 
 
-def expectation(rec: recorder.Recorder, exp: models.Expectation, time_scale: float, step_ends: Sequence[float] = ()) -> results.Check:
+def expectation(rec: recorder.Recorder, exp: models.Expectation, time_scale: float, step_ends: Sequence[float] = (), step_starts: Sequence[float] = ()) -> results.Check:
     """Judge one expectation. `step_ends` are the moments each step of the scenario finished (by
-    index), which anchor `never_since` and `between`."""
+    index), which anchor `never_since` and `between`; `step_starts` when each began (`between`
+    reads the history from there; without them, from the end)."""
     if exp.mode == "timeline":
         return timeline_check(rec, exp)
     assert exp.predicate is not None
@@ -55,7 +63,8 @@ def expectation(rec: recorder.Recorder, exp: models.Expectation, time_scale: flo
             return never_since(rec, exp.predicate, anchor, exp.since_step, exp.label())
         assert exp.between_s is not None
         earliest, latest = (bound * time_scale for bound in exp.between_s)
-        return between(rec, exp.predicate, anchor, exp.since_step, earliest, latest, exp.label())
+        began = step_starts[exp.since_step] if exp.since_step < len(step_starts) else anchor
+        return between(rec, exp.predicate, anchor, exp.since_step, earliest, latest, exp.label(), began)
     return over_window(rec, exp.predicate, exp.mode, exp.window_s * time_scale, exp.label())
 
 
@@ -71,34 +80,55 @@ def never_since(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: f
     return results.Check(label, True, expected, f"not once in {rec.now() - anchor_s:.1f}s; last: {observed}", rec.now())
 
 
-def between(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float, step: int, earliest_s: float, latest_s: float, label: str) -> results.Check:
-    """The predicate first held (from the end of step `step` on) no sooner than `earliest_s` and
-    no later than `latest_s` after it: what came before is read from the history, what is still to
-    come is waited for."""
+def between(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float, step: int, earliest_s: float, latest_s: float, label: str, began_s: float | None = None) -> results.Check:
+    """The predicate first held no sooner than `earliest_s` and no later than `latest_s` after
+    step `step` ended (at `anchor_s`): what came before is read from the history, what is still
+    to come is waited for. While the step ran (from `began_s`), a change that made the predicate
+    hold counts too: on a busy machine the implementation can react to a step, and move on,
+    before the kit has noted the step's end, and that reaction is judged (as too soon when
+    `earliest_s` is above 0) rather than missed. A state that held already when the step began
+    is no reaction to it: it counts only if it still holds when the step ends."""
     expected = f"first held between {earliest_s:g}s and {latest_s:g}s after step {step + 1} ended: {predicates.expected_text(predicate)}"
     last = "no state recorded"
-    for view in rec.history(since_s=anchor_s):
-        outcome = predicates.evaluate(predicate, view)
-        last = outcome.observed
-        if outcome.holds:
-            return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
     deadline = anchor_s + latest_s
-    seen = -1  # judge the state now first: it may have changed since the history was read
     with rec.cond:
+        # The history so far, then each change as it comes (the lock is held from one to the
+        # other, so no change falls between them).
+        if began_s is not None and began_s < anchor_s:
+            held: bool | None = None  # unknown until the state when the step began is judged
+            for view in rec.history(since_s=began_s):
+                if view.t_s > anchor_s:
+                    break
+                outcome = predicates.evaluate(predicate, view)
+                if outcome.holds and held is False:
+                    return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
+                held = outcome.holds
+        for view in rec.history(since_s=anchor_s):
+            outcome = predicates.evaluate(predicate, view)
+            last = outcome.observed
+            if outcome.holds:
+                return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
+        cursor = rec.cursor()
+        states: Iterator[recorder.View] = iter(())
         while True:
-            if rec.version != seen:
-                seen = rec.version
-                outcome = predicates.evaluate(predicate, rec.view())
+            for view in states:
+                if view.t_s > deadline:
+                    break
+                outcome = predicates.evaluate(predicate, view)
                 last = outcome.observed
                 if outcome.holds:
-                    return _first_held(label, expected, rec.now() - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
+                    return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
             remaining = deadline - rec.now()
             if remaining <= 0:
                 return results.Check(label, False, expected, f"not by {latest_s:g}s after step {step + 1}: {last}", rec.now())
             rec.cond.wait(remaining)
+            states = cursor.advance()
 
 
 def _first_held(label: str, expected: str, after_s: float, earliest_s: float, latest_s: float, observed: str, now: float) -> results.Check:
+    if after_s < 0 and earliest_s > 0:
+        return results.Check(label, False, expected, f"held already before the step ended ({-after_s:.1f}s before), too soon: {observed}", now)
+    after_s = max(after_s, 0.0)
     if after_s < earliest_s:
         return results.Check(label, False, expected, f"held already {after_s:.1f}s after, too soon: {observed}", now)
     if after_s > latest_s:

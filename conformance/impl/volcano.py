@@ -19,7 +19,7 @@ import json
 import logging
 import os
 import pathlib
-from typing import Any, Collection, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 import yaml
 
@@ -117,12 +117,21 @@ class Volcano:
         # Volcano's webhook refuses Jobs sent to it.
         self._wait_default_queues(cluster)
 
-    def _resolve(self) -> None:
+    def prepare(self, progress: Callable[[str], None]) -> None:
+        """Build the binaries into the cache (minutes, the first time), before any worker starts:
+        `vck run` calls this once, where the build's progress is seen and its time is the run's
+        setup; each worker then finds them cached."""
+        self._resolve(progress)
+
+    def _resolve(self, progress: Callable[[str], None] | None = None) -> None:
         """Binaries (built on first use) and the module's source (CRDs, the chart's admissions)."""
         if self._bins is not None:
             return
         try:
-            self._bins = volcano_resolve.binaries(self.version)
+            if progress is None:
+                self._bins = volcano_resolve.binaries(self.version)
+            else:
+                self._bins = volcano_resolve.binaries(self.version, progress=progress)
             if not os.environ.get(volcano_resolve.CRDS_ENV):
                 self._source = volcano_resolve.source_dir(self.version)
         except errors.ToolchainError as err:

@@ -107,6 +107,11 @@ class Recorder:
         """A consistent snapshot; call with `cond` held when judging."""
         return View({k: dict(v) for k, v in self._objects.items()}, self.now(), dict(self.memory))
 
+    def cursor(self) -> Cursor:
+        """Every state from now on, each in turn (call with `cond` held): a judge that waits on the
+        condition may wake after several changes, and must still see each state between."""
+        return Cursor(self)
+
     def mark(self, label: str, detail: Mapping[str, Any] | None = None) -> None:
         """Put a step into the timeline, so a reader sees what the scenario did when."""
         with self.cond:
@@ -219,3 +224,35 @@ class Recorder:
                     self.errors.append(f"{kind.kind}: {err.__class__.__name__}: {err}")
                 log.debug("watch of %s failed", kind.kind, exc_info=True)
                 self._stop.wait(RETRY_S)
+
+
+class Cursor:
+    """The recorded states from one moment on, one per change, for a judge that may wake once for
+    several changes. Under load the watch threads can apply an object's short-lived state and the
+    next one before the judge runs (a Command the controller consumes at once, a phase a Job
+    passes through): a judge that read only the state at each wake-up would never see it."""
+
+    def __init__(self, rec: Recorder) -> None:
+        self._rec = rec
+        self._objects: dict[resources.Kind, dict[Key, Mapping[str, Any]]] = {k: dict(v) for k, v in rec._objects.items()}
+        self._next = len(rec.changes)
+        self._memory = dict(rec.memory)
+        self._t_s = rec.now()
+
+    def current(self) -> View:
+        """The state the cursor stands at (at first, the state when it was made)."""
+        return View(self._objects, self._t_s, self._memory)
+
+    def advance(self) -> Iterator[View]:
+        """Each state recorded since the last call, in order (call with the recorder's `cond`
+        held). A yielded view is valid until the next is asked for."""
+        changes = self._rec.changes
+        while self._next < len(changes):
+            change = changes[self._next]
+            self._next += 1
+            if change.event == "DELETED":
+                self._objects[change.kind].pop(change.key, None)
+            else:
+                self._objects[change.kind][change.key] = change.obj
+            self._t_s = change.t_s
+            yield View(self._objects, change.t_s, self._memory)

@@ -22,7 +22,8 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin-top:32px} h3{font-siz
 #summary .verdict{font-size:30px;font-weight:700;display:block;margin-bottom:6px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0} th,td{border:1px solid #e5e7eb;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f3f4f6}
-.passed{color:#15803d;font-weight:600} .failed{color:#b91c1c;font-weight:600} .error{color:#9a3412;font-weight:600} .not-claimed{color:#6b7280;font-weight:600}
+.passed{color:#15803d;font-weight:600} .failed{color:#b91c1c;font-weight:600} .error{color:#9a3412;font-weight:600} .not-claimed{color:#6b7280;font-weight:600} .flaky{color:#7e22ce;font-weight:600}
+.attempts{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:10px;margin-top:8px} .attempt{border:1px solid #e5e7eb;border-radius:6px;padding:8px;overflow-x:auto}
 .scenario{border:1px solid #e5e7eb;border-radius:8px;padding:12px 14px;margin:12px 0}
 .reason{margin:6px 0;white-space:pre-wrap} .cites{color:#4b5563;font-size:12px}
 td.obs,td.exp{font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap}
@@ -49,17 +50,18 @@ def _summary(run: results.RunResult) -> str:
         f'<div id="summary" class="{"ok" if ok else "bad"}"><span class="verdict">{_e(verdict)}</span>'
         f"{_e(run.metadata.implementation)} on {_e(run.metadata.backend)}: "
         f'<span class="passed">{overall.passed} passed</span>, <span class="failed">{overall.failed} failed</span>, '
-        f'<span class="not-claimed">{overall.not_claimed} not claimed</span>, <span class="error">{overall.error} error</span>; '
+        f'<span class="not-claimed">{overall.not_claimed} not claimed</span>, <span class="error">{overall.error} error</span>'
+        f'{f", <span class=flaky>{overall.flaky} flaky</span>" if overall.flaky else ""}; '
         f"MUST {overall.must_passed}/{overall.must_claimed}; score {_pct(overall.score)}</div>"
     )
 
 
 def _suites(run: results.RunResult) -> str:
     rows = "".join(
-        f"<tr><td>{_e(name)}</td><td>{t.passed}</td><td>{t.failed}</td><td>{t.not_claimed}</td><td>{t.error}</td><td>{t.must_passed}/{t.must_claimed}</td><td>{_pct(t.score)}</td></tr>"
+        f"<tr><td>{_e(name)}</td><td>{t.passed}</td><td>{t.failed}</td><td>{t.flaky}</td><td>{t.not_claimed}</td><td>{t.error}</td><td>{t.must_passed}/{t.must_claimed}</td><td>{_pct(t.score)}</td></tr>"
         for name, t in score.by_suite(run).items()
     )
-    return f'<table id="suites"><tr><th>suite</th><th>passed</th><th>failed</th><th>not claimed</th><th>error</th><th>MUST passed</th><th>score</th></tr>{rows}</table>'
+    return f'<table id="suites"><tr><th>suite</th><th>passed</th><th>failed</th><th>flaky</th><th>not claimed</th><th>error</th><th>MUST passed</th><th>score</th></tr>{rows}</table>'
 
 
 def _checks(sc: results.ScenarioResult) -> str:
@@ -110,10 +112,23 @@ def details(sc: results.ScenarioResult) -> str:
     return _checks(sc) + _figures(sc) + (f"<div>{drawn}</div>" if drawn else "") + _timeline(sc)
 
 
+def _attempts(sc: results.ScenarioResult) -> str:
+    """A repeated scenario's attempts side by side, each with its verdict, checks and timeline."""
+    columns = "".join(
+        f'<div class="attempt"><h4>attempt {a.attempt}: <span class="{a.status.value}">{a.status.value.upper()}</span> <span class="meta">({a.duration_s:.1f}s)</span></h4>'
+        f'<div class="reason">{_e(a.reason)}</div>{details(a)}</div>'
+        for a in sc.attempts
+    )
+    return f'<div class="attempts">{columns}</div>'
+
+
 def _scenario(sc: results.ScenarioResult, full: bool) -> str:
-    head = f'<h3><span class="{sc.status.value}">{sc.status.value.upper()}</span> [{sc.level.value}] {_e(sc.suite)}/{_e(sc.id)}: {_e(sc.title)} <span class="meta">({sc.duration_s:.1f}s)</span></h3>'
+    repeated = f", {len(sc.attempts)} attempts" if sc.attempts else ""
+    kit = f", kit {sc.overhead_s:.1f}s" if sc.phases_s and not sc.attempts else ""
+    head = f'<h3><span class="{sc.status.value}">{sc.status.value.upper()}</span> [{sc.level.value}] {_e(sc.suite)}/{_e(sc.id)}: {_e(sc.title)} <span class="meta">({sc.duration_s:.1f}s{kit}{repeated})</span></h3>'
     body = f'<div class="reason">{_e(sc.reason)}</div><div class="cites">cites: {_e("; ".join(sc.cites))}</div>'
-    body += details(sc) if full else f"<details><summary>checks and timeline</summary>{details(sc)}</details>"
+    evidence = _attempts(sc) if sc.attempts else details(sc)
+    body += evidence if full else f"<details><summary>checks and timeline</summary>{evidence}</details>"
     return f'<div class="scenario" id="{_e(sc.id)}">{head}{body}</div>'
 
 
@@ -122,9 +137,22 @@ def _section(title: str, items: Iterable[results.ScenarioResult], full: bool) ->
     return f"<h2>{_e(title)}</h2>{rendered}" if rendered else ""
 
 
+def _conditions(meta: results.RunMetadata) -> str:
+    """How the run was made: repeats, busy processes beside it, and the kit's setup time."""
+    parts = []
+    if meta.repeat > 1:
+        parts.append(f"every scenario ran {meta.repeat} times (a scenario whose attempts differ is FLAKY)")
+    if meta.stress:
+        parts.append(f"{meta.stress} busy CPU process{'es' if meta.stress != 1 else ''} ran beside it (--stress)")
+    if meta.setup_s:
+        parts.append("setup, the kit's own time before scenarios (never charged to one): " + ", ".join(f"{k} {v:.1f}s" for k, v in meta.setup_s.items()))
+    return "".join(f"<br>{_e(p)}" for p in parts)
+
+
 def render(run: results.RunResult) -> str:
     meta = run.metadata
     versions = ", ".join(f"{k} {v}" for k, v in meta.versions.items())
+    flaky = [sc for sc in run.scenarios if sc.status is results.Status.FLAKY]
     bad = [sc for sc in run.scenarios if sc.status in (results.Status.FAILED, results.Status.ERROR)]
     good = [sc for sc in run.scenarios if sc.status is results.Status.PASSED]
     unclaimed = [sc for sc in run.scenarios if sc.status is results.Status.NOT_CLAIMED]
@@ -133,9 +161,10 @@ def render(run: results.RunResult) -> str:
         f"<h1>Volcano conformance report</h1>"
         f'<div class="meta">run {_e(meta.run_id)} started {_e(meta.started_at)}, wall time {meta.wall_time_s:.0f}s, time scale {meta.time_scale:g}<br>'
         f"versions: {_e(versions)}<br>command: <span class=\"mono\">{_e(meta.command)}</span><br>"
-        f'{meta.workers} worker{"s" if meta.workers != 1 else ""}; the implementation\'s logs, one folder per worker: <a href="logs/">logs/</a></div>'
+        f'{meta.workers} worker{"s" if meta.workers != 1 else ""}; the implementation\'s logs, one folder per worker: <a href="logs/">logs/</a>'
+        f"{_conditions(meta)}</div>"
         f"{_summary(run)}<h2>Suites</h2>{_suites(run)}{_all_figures(run)}"
-        f"{_section('Failures and errors', bad, True)}{_section('Passed', good, False)}{_section('Not claimed', unclaimed, False)}"
+        f"{_section('Flaky: attempts that ended differently', flaky, True)}{_section('Failures and errors', bad, True)}{_section('Passed', good, False)}{_section('Not claimed', unclaimed, False)}"
         "</body></html>"
     )
 

@@ -21,7 +21,7 @@ def _tally(t: results.Tally) -> dict[str, Any]:
 
 
 def scenario_to_dict(sc: results.ScenarioResult) -> dict[str, Any]:
-    out = dataclasses.asdict(sc)
+    out = dataclasses.asdict(dataclasses.replace(sc, attempts=()))
     out["level"] = sc.level.value
     out["status"] = sc.status.value
     out["cites"] = list(sc.cites)
@@ -29,6 +29,7 @@ def scenario_to_dict(sc: results.ScenarioResult) -> dict[str, Any]:
     out["missing_capabilities"] = list(sc.missing_capabilities)
     out["checks"] = list(out["checks"])
     out["timeline"] = list(out["timeline"])
+    out["attempts"] = [scenario_to_dict(a) for a in sc.attempts]
     return out
 
 
@@ -49,6 +50,8 @@ def scenario_from_dict(d: Mapping[str, Any]) -> results.ScenarioResult:
         missing_capabilities=tuple(d.get("missing_capabilities", ())),
         figures=dict(d.get("figures", {})),
         phases_s=dict(d.get("phases_s", {})),
+        attempt=int(d.get("attempt", 1)),
+        attempts=tuple(scenario_from_dict(a) for a in d.get("attempts", ())),
     )
 
 
@@ -75,3 +78,13 @@ def write(run: results.RunResult, path: pathlib.Path) -> None:
 
 def read(path: pathlib.Path) -> results.RunResult:
     return from_dict(json.loads(path.read_text()))
+
+
+def durations(path: pathlib.Path) -> dict[str, float]:
+    """Each scenario's duration in an earlier run's report.json, by id ({} when there is none or
+    it cannot be read): the hints that put the longest scenarios first in a run."""
+    try:
+        data = json.loads(path.read_text())
+        return {str(s["id"]): float(s["duration_s"]) for s in data["scenarios"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}

@@ -9,12 +9,23 @@ from conformance import results
 from conformance.report import score
 
 
+def _check_lines(sc: results.ScenarioResult, indent: str = "") -> list[str]:
+    lines = []
+    for check in sc.checks:
+        lines.append(f"{indent}{'ok  ' if check.passed else 'FAIL'} {check.description}")
+        if not check.passed:
+            lines += [f"{indent}     expected: {check.expected}", f"{indent}     observed: {check.observed}"]
+    return lines
+
+
 def _checks_text(sc: results.ScenarioResult) -> str:
     lines = [sc.reason, ""]
-    for check in sc.checks:
-        lines.append(f"{'ok  ' if check.passed else 'FAIL'} {check.description}")
-        if not check.passed:
-            lines += [f"     expected: {check.expected}", f"     observed: {check.observed}"]
+    if sc.attempts:
+        # Every attempt's own verdict and checks: a FLAKY scenario's evidence is their difference.
+        for attempt in sc.attempts:
+            lines += [f"attempt {attempt.attempt}: {attempt.status.value.upper()}: {attempt.reason}", *_check_lines(attempt, "  "), ""]
+    else:
+        lines += _check_lines(sc)
     lines += ["", "cites: " + "; ".join(sc.cites)]
     return "\n".join(lines)
 
@@ -29,18 +40,18 @@ def to_element(run: results.RunResult) -> ET.Element:
         "testsuite",
         name=f"vck {run.metadata.implementation}",
         tests=str(overall.total + interrupted),
-        failures=str(overall.failed),
+        failures=str(overall.failed + overall.flaky),
         errors=str(overall.error + interrupted),
         skipped=str(overall.not_claimed),
         time=f"{total_time:.3f}",
         timestamp=run.metadata.started_at,
     )
     props = ET.SubElement(suite, "properties")
-    for key, value in (("implementation", run.metadata.implementation), ("backend", run.metadata.backend), ("certified", str(score.certified(run)).lower())):
+    for key, value in (("implementation", run.metadata.implementation), ("backend", run.metadata.backend), ("certified", str(score.certified(run)).lower()), ("repeat", str(meta.repeat)), ("flaky", str(overall.flaky))):
         ET.SubElement(props, "property", name=key, value=value)
     if meta.interrupted:
         ET.SubElement(props, "property", name="interrupted", value=meta.interrupted)
-        not_run = max(meta.selected - len(run.scenarios), 0)
+        not_run = score.missing(run)
         case = ET.SubElement(suite, "testcase", classname="vck", name="the run", time="0")
         message = f"interrupted by {meta.interrupted}: {not_run} of {meta.selected} selected scenarios have no verdict; not certified"
         ET.SubElement(case, "error", message=message, type="RunInterrupted").text = message
@@ -48,6 +59,9 @@ def to_element(run: results.RunResult) -> ET.Element:
         case = ET.SubElement(suite, "testcase", classname=sc.suite, name=f"[{sc.level.value}] {sc.id}: {sc.title}", time=f"{sc.duration_s:.3f}", file=sc.path)
         if sc.status is results.Status.FAILED:
             ET.SubElement(case, "failure", message=sc.reason[:500], type="ScenarioFailed").text = _checks_text(sc)
+        elif sc.status is results.Status.FLAKY:
+            # A failure, never green: a scenario whose verdict depends on the attempt certifies nothing.
+            ET.SubElement(case, "failure", message=sc.reason[:500], type="ScenarioFlaky").text = _checks_text(sc)
         elif sc.status is results.Status.ERROR:
             ET.SubElement(case, "error", message=sc.reason[:500], type="KitError").text = _checks_text(sc)
         elif sc.status is results.Status.NOT_CLAIMED:

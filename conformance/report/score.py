@@ -1,4 +1,7 @@
-"""Scoring: per suite and overall, MUST weighted over SHOULD; `certified` when every claimed MUST passed."""
+"""Scoring: per suite and overall, MUST weighted over SHOULD; `certified` when every claimed MUST passed.
+
+A FLAKY scenario (repeated, its attempts ended differently) is judged and never passed: it weighs
+in the score as a failure would, and a FLAKY MUST scenario keeps the run from being certified."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ def tally(scenarios: Iterable[results.ScenarioResult]) -> results.Tally:
     for sc in scenarios:
         counts[sc.status] += 1
         weight = results.LEVEL_WEIGHT[sc.level]
-        if sc.status in (results.Status.PASSED, results.Status.FAILED):
+        if sc.status in (results.Status.PASSED, results.Status.FAILED, results.Status.FLAKY):
             weight_judged += weight
             if sc.status is results.Status.PASSED:
                 weight_passed += weight
@@ -26,6 +29,7 @@ def tally(scenarios: Iterable[results.ScenarioResult]) -> results.Tally:
         failed=counts[results.Status.FAILED],
         not_claimed=counts[results.Status.NOT_CLAIMED],
         error=counts[results.Status.ERROR],
+        flaky=counts[results.Status.FLAKY],
         score=(weight_passed / weight_judged) if weight_judged else None,
         must_passed=must_passed,
         must_claimed=must_claimed,
@@ -40,13 +44,14 @@ def by_suite(run: results.RunResult) -> dict[str, results.Tally]:
 
 
 def missing(run: results.RunResult) -> int:
-    """Selected scenarios with no verdict (0 when the run did not record what it selected)."""
-    return max(0, run.metadata.selected - len(run.scenarios))
+    """Selected scenario runs with no verdict (0 when the run did not record what it selected);
+    with `--repeat`, every attempt counts."""
+    return max(0, run.metadata.selected - sum(len(sc.attempts) or 1 for sc in run.scenarios))
 
 
 def certified(run: results.RunResult) -> bool:
     """The run ran to the end with a verdict for every scenario it selected, every claimed MUST
-    scenario passed (an error is not a pass), and at least one was judged.
+    scenario passed (an error is not a pass, nor is FLAKY), and at least one was judged.
 
     An interrupted run, an incomplete one, an empty one, or one where nothing was claimed, is never
     certified.

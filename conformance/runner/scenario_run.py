@@ -71,7 +71,9 @@ class PhaseClock:
             self.spent[name] = round(self.spent.get(name, 0.0) + time.monotonic() - began, 3)
 
 
-def _result(sc: models.Scenario, status: results.Status, reason: str, started: float, **extra: object) -> results.ScenarioResult:
+def _result(sc: models.Scenario, status: results.Status, reason: str, phases_s: dict[str, float] | None = None, **extra: object) -> results.ScenarioResult:
+    """The result; its duration is the scenario's own time (the body), the kit's is in phases_s."""
+    phases_s = phases_s or {}
     return results.ScenarioResult(
         id=sc.id,
         suite=sc.suite,
@@ -82,19 +84,20 @@ def _result(sc: models.Scenario, status: results.Status, reason: str, started: f
         path=str(sc.path),
         status=status,
         reason=reason,
-        duration_s=round(time.monotonic() - started, 3),
+        duration_s=round(phases_s.get(results.PHASE_BODY, 0.0), 3),
+        phases_s=phases_s,
         **extra,  # type: ignore[arg-type]
     )
 
 
-def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = False) -> results.ScenarioResult:
+def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = False, attempt: int = 1) -> results.ScenarioResult:
     """Run one scenario to its verdict. With `first_failure`, judging stops at the first check that
     fails (the verdict is FAILED either way; the checks after it are not judged): for proving that
-    a broken build fails, where the rest of the windows would only be waited out."""
-    started = time.monotonic()
+    a broken build fails, where the rest of the windows would only be waited out. `attempt`: which
+    run of a repeated scenario this is (`vck run --repeat`)."""
     missing = sorted(sc.capabilities() - ctx.implementation.capabilities())
     if missing:
-        return _result(sc, results.Status.NOT_CLAIMED, f"not claimed by {ctx.implementation.name}: {', '.join(missing)}", started, missing_capabilities=tuple(missing))
+        return _result(sc, results.Status.NOT_CLAIMED, f"not claimed by {ctx.implementation.name}: {', '.join(missing)}", missing_capabilities=tuple(missing), attempt=attempt)
     clock = PhaseClock()
     try:
         with clock.phase("nodes"):
@@ -107,7 +110,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
             namespace = ctx.new_namespace(sc.id)
     except Exception as err:
         log.debug("setup of %s failed", sc.id, exc_info=True)
-        return _result(sc, results.Status.ERROR, f"the kit could not prepare the scenario: {err.__class__.__name__}: {err}", started, phases_s=clock.spent)
+        return _result(sc, results.Status.ERROR, f"the kit could not prepare the scenario: {err.__class__.__name__}: {err}", clock.spent, attempt=attempt)
     rec = recorder.Recorder(ctx.client, namespace, [resources.lookup(k) for k in observed_kinds(sc)])
     step_ctx = steps.StepContext(ctx.client, namespace, rec, ctx.time_scale, reconfigure=lambda conf: ctx.implementation.ensure(ctx.cluster, conf), add_node=ctx.add_node)
     checks: list[results.Check] = []
@@ -152,7 +155,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
                 except Exception as err:
                     if status is not results.Status.ERROR:
                         log.warning("cleanup after %s failed: %s", sc.id, err)
-    return _result(sc, status, reason, started, checks=tuple(checks), timeline=timeline, figures=dict(step_ctx.figures), phases_s=clock.spent)
+    return _result(sc, status, reason, clock.spent, checks=tuple(checks), timeline=timeline, figures=dict(step_ctx.figures), attempt=attempt)
 
 
 def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Recorder, time_scale: float, checks: list[results.Check], first_failure: bool) -> str | None:
@@ -168,7 +171,7 @@ def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Record
                 if first_failure and not check.passed:
                     return None
         for exp in sc.expect:
-            checks.append(judge.expectation(rec, exp, time_scale, step_ctx.step_ends))
+            checks.append(judge.expectation(rec, exp, time_scale, step_ctx.step_ends, step_ctx.step_starts))
             if first_failure and not checks[-1].passed:
                 return None
     except steps.StepFailed as err:

@@ -49,6 +49,9 @@ class StepContext:
     add_node: Callable[[Mapping[str, Any]], None] | None = None
     # When each step finished, by index: the anchors of `never_since` and `between`.
     step_ends: list[float] = dataclasses.field(default_factory=list)
+    # When each step began, by index: `between` judges from there, so a reaction the step caused
+    # before the kit saw its own call return (a busy machine) is still seen, as too soon.
+    step_starts: list[float] = dataclasses.field(default_factory=list)
 
 
 def _namespaced(ctx: StepContext, manifest: Mapping[str, Any]) -> tuple[resources.Kind, dict[str, Any]]:
@@ -76,6 +79,37 @@ def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str |
         ctx.client.delete(kind, name, ctx.namespace if kind.namespaced else None)
         return results.Check(label, False, f"{kind.kind} {name} refused with a message matching {expect_rejection!r}", "the API accepted it", ctx.rec.now())
     return None
+
+
+# Between two dry runs of a `refused_within` apply: the webhook's view of other objects is not
+# something the API shows, so the kit can only ask again.
+REFUSAL_RETRY_S = 0.25
+
+
+def apply_until_refused(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str, window_s: float, label: str) -> results.Check:
+    """`refused_within`: send the object as a server-side dry run (admission judges it, nothing is
+    stored) until the API refuses it or the window ends, then judge the refusal's message. For a
+    rule an admission webhook judges against its informer's view of other objects (Volcano's queue
+    webhook lists queues from its lister), which may not yet hold one created a moment before."""
+    kind, body = _namespaced(ctx, manifest)
+    name = body["metadata"]["name"]
+    expected = f"{kind.kind} {name} refused within {window_s:g}s with a message matching {expect_rejection!r}"
+    deadline = ctx.rec.now() + window_s
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            ctx.client.create(kind, body, ctx.namespace if kind.namespaced else None, dry_run=True)
+        except kubernetes.client.ApiException as err:
+            if err.status is None or err.status >= 500 or err.status in (401, 404, 409):
+                raise  # the API or the kit failed: no answer of the implementation's
+            message = _api_message(err)
+            after = f" (dry run {attempts}, after {attempts - 1} accepted)" if attempts > 1 else ""
+            return results.Check(label, re.search(expect_rejection, message) is not None, expected, f"refused{after}: {message}", ctx.rec.now())
+        if ctx.rec.now() >= deadline:
+            return results.Check(label, False, expected, f"the API accepted it {attempts} times in {window_s:g}s (each a dry run)", ctx.rec.now())
+        with ctx.rec.cond:
+            ctx.rec.cond.wait(min(REFUSAL_RETRY_S, max(0.0, deadline - ctx.rec.now())))
 
 
 def refusable(ctx: StepContext, change: Callable[[], object], what: str, expect_rejection: str | None, label: str) -> results.Check | None:
@@ -157,6 +191,7 @@ def end_pods(ctx: StepContext, spec: Mapping[str, Any]) -> None:
 
 def run(ctx: StepContext, step: models.Step) -> results.Check | None:
     """Take one step; the moment it finished is noted for the expectations anchored at it."""
+    ctx.step_starts.append(ctx.rec.now())
     check = _take(ctx, step)
     ctx.step_ends.append(ctx.rec.now())
     return check
@@ -167,7 +202,10 @@ def _take(ctx: StepContext, step: models.Step) -> results.Check | None:
     ctx.rec.mark(label, {"action": step.action})
     spec = step.spec
     if step.action == "apply":
-        return apply(ctx, spec, step.expect_rejection, label if step.describe else f"apply {spec['kind']} {spec['metadata']['name']}")
+        label = label if step.describe else f"apply {spec['kind']} {spec['metadata']['name']}"
+        if step.refused_within_s is not None and step.expect_rejection is not None:
+            return apply_until_refused(ctx, spec, step.expect_rejection, step.refused_within_s * ctx.time_scale, label)
+        return apply(ctx, spec, step.expect_rejection, label)
     if step.action == "patch":
         kind, name = _object_name(ctx, spec["object"])
         namespace = ctx.namespace if kind.namespaced else None
@@ -186,7 +224,7 @@ def _take(ctx: StepContext, step: models.Step) -> results.Check | None:
         return check
     elif step.action == "expect":
         assert step.expectation is not None
-        return judge.expectation(ctx.rec, step.expectation, ctx.time_scale, ctx.step_ends)
+        return judge.expectation(ctx.rec, step.expectation, ctx.time_scale, ctx.step_ends, ctx.step_starts)
     elif step.action == "end_pods":
         end_pods(ctx, spec)
     elif step.action == "evict_pods":

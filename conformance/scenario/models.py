@@ -89,6 +89,8 @@ class Step:
     within_s: float | None = None
     expect_rejection: str | None = None
     expectation: Expectation | None = None
+    # apply with expect_rejection: refused within this window, each try a dry run (steps.apply_until_refused).
+    refused_within_s: float | None = None
 
     def label(self) -> str:
         return self.describe or f"{self.action}"
@@ -213,7 +215,8 @@ def step_from(doc: Mapping[str, Any], default_within_s: float, describes: Sequen
         return Step(action, durations.parse(spec), describe)
     if action == "end_pods" and "after" in spec:
         durations.parse(spec["after"])
-    return Step(action, spec, describe, expect_rejection=doc.get("expect_rejection"))
+    refused_within = durations.parse(doc["refused_within"]) if "refused_within" in doc else None
+    return Step(action, spec, describe, expect_rejection=doc.get("expect_rejection"), refused_within_s=refused_within)
 
 
 def measure_problems(doc: Mapping[str, Any]) -> list[tuple[list[str | int], str]]:

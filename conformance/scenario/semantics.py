@@ -209,6 +209,11 @@ def window_findings(doc: Mapping[str, Any]) -> list[Finding]:
     for i, step in _items(doc, "steps"):
         if "wait" in step:
             out += _window_finding(step.get("within"), ("steps", i, "within"))
+        if "refused_within" in step:
+            out += _window_finding(step.get("refused_within"), ("steps", i, "refused_within"))
+            if "expect_rejection" not in step:
+                # Without a refusal to wait for there is nothing to try again: each try is a dry run.
+                out.append(Finding(("steps", i, "refused_within"), "refused_within needs expect_rejection (the message the API's refusal must match)"))
     for at, exp in expectations(doc):
         for key in WINDOW_KEYS:
             out += _window_finding(exp.get(key), (*at, key))

@@ -11,13 +11,15 @@ from conformance.report import timing
 @pytest.mark.parametrize(
     ("scenarios", "cores", "memory_mib", "expected"),
     [
-        (228, 2, 22_000, 5),  # the development machine: two and a half workers per core
-        (228, 1, 22_000, 2),
-        (228, 16, 64_000, parallel.MAX_AUTO_WORKERS),  # capped: more clusters only add start-up work
-        (228, 4, 3_500, 2),  # memory bounds it: one worker holds about a GiB
-        (228, 4, 1_500, 1),  # never fewer than one
-        (3, 2, 22_000, 3),  # never more workers than scenarios
-        (228, 2, None, 5),  # memory unknown: cores decide
+        (303, 2, 22_000, 4),  # the development machine: two workers per core
+        (303, 1, 22_000, 2),
+        (303, 16, 64_000, parallel.MAX_AUTO_WORKERS),  # capped: more clusters only add start-up work
+        (303, 4, 3_500, 2),  # memory bounds it: one worker holds about a GiB
+        (303, 4, 1_500, 1),  # never fewer than one
+        (8, 2, 22_000, 2),  # a small suite: one worker per four scenarios (the gang suite)
+        (3, 2, 22_000, 1),  # never more workers than scenarios, nor a start for too few
+        (1, 8, 22_000, 1),
+        (303, 2, None, 4),  # memory unknown: cores decide
     ],
 )
 def test_auto_workers(scenarios: int, cores: int, memory_mib: int | None, expected: int, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,9 +55,11 @@ def _result(name: str, duration: float, phases: dict[str, float]) -> results.Sce
 
 def test_timing_lists_the_slowest_and_sums_the_overhead() -> None:
     scenarios = tuple(_result(f"sc-{i}", float(i), {"nodes": 0.5, "implementation": 0.25, "body": i - 0.75}) for i in range(1, 13))
-    meta = results.RunMetadata("r", "reference", "embedded", {}, "", 42.0, 1.0, "vck run")
+    meta = results.RunMetadata("r", "reference", "embedded", {}, "", 42.0, 1.0, "vck run", setup_s={"implementation build": 300.0, "gw0 cluster": 6.5})
     text = timing.text(results.RunResult(meta, scenarios))
     listed = [line.split()[1] for line in text.splitlines()[1:11]]
     assert listed == [f"s/sc-{i}" for i in range(12, 2, -1)]
-    assert "kit overhead: 9.0s" in text and "nodes 6.0" in text and "implementation 3.0" in text
+    assert "kit overhead around scenarios: 9.0s" in text and "nodes 6.0" in text and "implementation 3.0" in text
+    # The kit's setup is its own line, never a scenario's time.
+    assert "kit setup before scenarios: 306.5s: implementation build 300.0, gw0 cluster 6.5" in text
     assert scenarios[0].overhead_s == 0.75

@@ -43,6 +43,25 @@ def test_vck_scenarios_collects_any_folder_and_only_it(pytester: pytest.Pytester
     assert [line.split("::")[-1] for line in result.outlines if "::" in line] == ["admission-duplicate-task-name"], result.outlines
 
 
+def test_repeats_interleave_by_attempt_and_known_long_scenarios_go_first(pytester: pytest.Pytester) -> None:
+    """`--vck-repeat 2`: every scenario once, then every scenario again (so no scenario's attempts
+    run back to back); an earlier report's long scenario starts each pass (`--vck-durations`)."""
+    for src, suite in ((SCENARIO, "admission"), (GANG, "gang")):
+        folder = pytester.path / "scenarios" / suite
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, folder / src.name)
+    earlier = pytester.path / "earlier.json"
+    earlier.write_text(json.dumps({"scenarios": [{"id": "gang-no-partial-gang", "duration_s": 45.0}, {"id": "admission-duplicate-task-name", "duration_s": 0.5}]}))
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "--vck-repeat", "2", "--vck-durations", str(earlier), *PLAIN)
+    ids = [line.split("::")[-1] for line in result.outlines if "::" in line]
+    assert ids == [
+        "gang-no-partial-gang[attempt-1]", "admission-duplicate-task-name[attempt-1]",
+        "gang-no-partial-gang[attempt-2]", "admission-duplicate-task-name[attempt-2]",
+    ], result.outlines
+    once = pytester.runpytest_inprocess("--collect-only", "-q", *PLAIN)
+    assert [line.split("::")[-1] for line in once.outlines if "::" in line] == ["admission-duplicate-task-name", "gang-no-partial-gang"]
+
+
 def test_a_bad_file_is_a_collection_error_that_names_the_problem(pytester: pytest.Pytester) -> None:
     folder = pytester.path / "scenarios" / "gang"
     folder.mkdir(parents=True)
@@ -59,6 +78,8 @@ def test_bad_options_are_usage_errors(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess("--vck-time-scale", "0", *PLAIN)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "time scale 0.0: must be greater than 0" in result.stderr.str()
+    repeat = pytester.runpytest_inprocess("--vck-repeat", "0", *PLAIN)
+    assert repeat.ret == pytest.ExitCode.USAGE_ERROR and "--vck-repeat 0: must be at least 1" in repeat.stderr.str()
 
 
 @pytest.mark.cluster

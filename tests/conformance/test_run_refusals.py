@@ -65,6 +65,12 @@ def test_jobs_must_be_auto_or_a_number(tmp_path: pathlib.Path, impl: str) -> Non
     assert proc.returncode == 2 and "--jobs 'lots'" in proc.stderr, proc.stderr
 
 
+def test_repeat_and_stress_must_be_counts(tmp_path: pathlib.Path) -> None:
+    proc = vck(tmp_path, "run", "--suite", "gang", "--repeat", "0", "--stress", "-1", "--reports", str(tmp_path / "reports"))
+    assert proc.returncode == 2
+    assert "--repeat 0: must be at least 1" in proc.stderr and "--stress -1: must be 0 or more" in proc.stderr, proc.stderr
+
+
 def test_a_selection_that_matches_nothing_says_so(tmp_path: pathlib.Path) -> None:
     proc = vck(tmp_path, "run", "--suite", "gang", "-k", "no-such-scenario", "--jobs", "1", "--reports", str(tmp_path / "reports"))
     assert proc.returncode == 2

@@ -90,10 +90,70 @@ def test_never_passes_when_the_window_closes_without_it() -> None:
 def test_within_fails_with_what_was_last_seen() -> None:
     rec = FakeRecorder()
     rec.feed(pod("a-0", "a"), 0.0)
-    threading.Timer(0.05, lambda: rec.feed(pod("a-1", "a"), 100.0)).start()
+
+    def later() -> None:
+        rec.feed(pod("a-1", "a"), 1.0)
+        rec.advance(100.0)
+
+    threading.Timer(0.05, later).start()
     check = judge.over_window(rec, pred("pods", select={"job": "a"}, phase="Running", count=2), "within", 5, "both run")
     assert not check.passed
     assert check.observed.startswith("not by 5s") and "Pending 2" in check.observed
+
+
+@pytest.mark.parametrize(("mode", "passed"), [("within", True), ("never", False)])
+def test_a_state_that_came_and_went_while_the_judge_waited_is_judged(mode: str, passed: bool) -> None:
+    """Under load the watch threads can apply a short-lived state and the next before the judge
+    wakes: a Running pod deleted at once still ran, and `within` must see it (and `never` too)."""
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a"), 0.0)
+
+    def both_at_once() -> None:
+        with rec.cond:  # the judge cannot run between the two changes
+            rec.feed(pod("a-0", "a", phase="Running", node="n0"), 1.0)
+            rec.feed(pod("a-0", "a", phase="Running", node="n0"), 1.5, event="DELETED")
+
+    threading.Timer(0.05, both_at_once).start()
+    check = judge.over_window(rec, pred("pods", select={"job": "a"}, phase="Running", count=1), mode, 5, "ran")
+    assert check.passed is passed, check
+    assert check.at_s == 1.0, check
+
+
+def test_a_change_after_the_window_closed_is_not_judged() -> None:
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a"), 0.0)
+    threading.Timer(0.05, lambda: rec.feed(pod("a-0", "a", phase="Running", node="n0"), 6.0)).start()
+    check = judge.over_window(rec, pred("pods", select={"job": "a"}, phase="Running", count=1), "within", 5, "runs")
+    assert not check.passed and "Pending 1" in check.observed, check
+
+
+def test_between_sees_a_reaction_that_came_before_the_kit_noted_the_step_end() -> None:
+    """On a busy machine the implementation can react to a step, and move on, before the kit has
+    noted the step's end: `between` reads the history from the step's start."""
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a"), 0.0)  # the step starts at 0.5 and is noted ended at 2.0
+    rec.feed(pod("a-0", "a", phase="Running", node="n0"), 1.0)
+    rec.feed(pod("a-0", "a", phase="Succeeded", node="n0"), 1.5)
+    rec.advance(3.0)
+    running = pred("pods", select={"job": "a"}, phase="Running", count=1)
+    assert judge.between(rec, running, 2.0, 0, 0.0, 5.0, "ran", began_s=0.5).passed
+    too_soon = judge.between(rec, running, 2.0, 0, 1.0, 5.0, "ran, not at once", began_s=0.5)
+    assert not too_soon.passed and "before the step ended" in too_soon.observed, too_soon
+    # Read from the end alone, the short-lived state is missed: what the change fixes.
+    rec.advance(8.0)
+    assert not judge.between(rec, running, 2.0, 0, 0.0, 5.0, "ran").passed
+
+
+def test_between_takes_no_state_that_held_before_the_step_as_its_reaction() -> None:
+    """A wait step's start may come before the recorder saw the object at all: "it does not exist"
+    holds then, and is no reaction to the step (a TTL deletion judged from a wait for Completed)."""
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a"), 1.0)  # the step began at 0.5, before the pod was observed
+    rec.feed(pod("a-0", "a", phase="Succeeded", node="n0"), 2.0)  # the step ends at 2.5
+    rec.feed(pod("a-0", "a", phase="Succeeded", node="n0"), 6.0, event="DELETED")
+    gone = pred("object", object={"kind": "Pod", "name": "a-0"}, exists=False)
+    check = judge.between(rec, gone, 2.5, 0, 1.0, 10.0, "deleted, not at once", began_s=0.5)
+    assert check.passed and "first held 3.5s after" in check.observed, check
 
 
 def test_sequence_and_order_on_history() -> None:

@@ -137,3 +137,21 @@ expect:
         f"case.yaml:{FIRST + 3}: steps[1].wait.every.phase: phase filters pods (with `select`); for \"Service\" objects check a field instead (status.phase, spec.nodeName)",
         f"case.yaml:{FIRST + 7}: expect[0].pods.select.name_matches: expected a regular expression, got \"[bad\": unterminated character set at position 0",
     ]
+
+
+def test_refused_within_loads_and_needs_a_refusal_to_wait_for() -> None:
+    sc = load("""steps:
+  - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+    expect_rejection: 'is not allowed'
+    refused_within: 10s
+""")
+    assert (sc.steps[0].expect_rejection, sc.steps[0].refused_within_s) == ("is not allowed", 10.0)
+    found = problems("""steps:
+  - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+    refused_within: 10s
+  - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: d}}
+    expect_rejection: 'no'
+    refused_within: 0s
+""")
+    assert f"case.yaml:{FIRST + 2}: steps[0].refused_within: refused_within needs expect_rejection (the message the API's refusal must match)" in found
+    assert f"case.yaml:{FIRST + 5}: steps[1].refused_within: expected a window longer than 0s, got \"0s\"" in found

@@ -37,8 +37,8 @@ def _toolchain_list(args: argparse.Namespace) -> int:
 
 def _cluster_config(args: argparse.Namespace) -> api.ClusterConfig:
     return api.ClusterConfig(
-        name=args.name, backend=args.backend, nodes=getattr(args, "nodes", None), kubeconfig=args.kubeconfig, context=args.context,
-        kind_workers=getattr(args, "kind_workers", 0), host_address=getattr(args, "host_address", None),
+        backend=api.BackendConfig(args.backend, args.kubeconfig, args.context, getattr(args, "kind_workers", 0), getattr(args, "host_address", None)),
+        name=args.name, nodes=getattr(args, "nodes", None),
     )
 
 
@@ -112,9 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         suites=[s for part in args.suite for s in part.split(",") if s],
         keyword=args.k,
         implementation=args.impl,
-        backend=backend,
-        kubeconfig=args.kubeconfig,
-        kube_context=args.context,
+        backend=api.BackendConfig(backend, args.kubeconfig, args.context, args.kind_workers, args.host_address),
         jobs=args.jobs,
         time_scale=args.time_scale,
         reports=pathlib.Path(args.reports),
@@ -122,17 +120,15 @@ def _run(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         timeout_s=_duration(args.timeout),
         collect_only=args.collect_only,
-        kind_workers=args.kind_workers,
-        host_address=args.host_address,
         repeat=args.repeat,
         stress=args.stress,
     )
-    problems = config.validate()
+    problems = api.problems(config)
     if config.collect_only and not problems:
         outcome = api.run(config)
         return 0 if outcome.pytest_exit == 0 else 2
     if not problems:
-        problems = config.preflight()
+        problems = api.preflight(config)
     if problems:
         for problem in problems:
             print(f"vck run: {problem}", file=sys.stderr)

@@ -1,10 +1,15 @@
 """The kit's pytest plugin (registered through the `pytest11` entry point).
 
-- Collects every YAML file under a `scenarios/` folder as a scenario item, sorted so scenarios that
-  share a scheduler configuration run together and the implementation restarts as little as
-  possible. Under pytest-xdist each worker has its own embedded cluster.
+- Collects every YAML file under a `scenarios/` folder (or the folders the run names) as a
+  scenario item, sorted so scenarios that share a scheduler configuration run together and the
+  implementation restarts as little as possible. Under pytest-xdist each worker has its own
+  embedded cluster.
+- The run's configuration (conformance.config.RunConfig) comes whole: from `vck run` in-process
+  (api.bridge), to xdist's workers serialised once, or, for a plain `pytest scenarios/`, from the
+  `--vck-*` options, which are made from the configuration's own fields.
 - Fixtures for the kit's own tests: `vck_cluster`, `vck_api`, `vck_namespace`.
-- With `--vck-report-dir`, writes report.json, junit.xml and index.html for the run.
+- When the session ends, hands the results to `vck run`, or with `--vck-report-dir` writes
+  report.json, junit.xml and index.html itself.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import kubernetes
 import pytest
 
 from conformance import api, interrupts, results, session
-from conformance.cluster import base, kube, registry, resources
+from conformance import config as run_config
+from conformance.api import bridge
+from conformance.cluster import base, kube, resources
 from conformance.impl import base as impl_base
 from conformance.report import json_report
 from conformance.runner import context, scenario_run
@@ -30,33 +37,51 @@ from conformance.scenario import loader, models
 
 NAMESPACE_READY_TIMEOUT_S = 60.0
 SESSION_KEY = pytest.StashKey["session.Session"]()
+SPEC_KEY = pytest.StashKey[bridge.RunSpec]()
 RESULTS_KEY = pytest.StashKey["list[results.ScenarioResult]"]()
 STARTED_KEY = pytest.StashKey[float]()
 PROGRESS_KEY = pytest.StashKey["Progress"]()
 INTERRUPTED_KEY = pytest.StashKey[str]()
-# The kit's setup time, by what it was spent on: the run's own (set by `vck run` in-process,
-# api.RUN_SETUP_KEY) and each worker's cluster and implementation start (from its setup reports).
+# Each worker's setup time (its cluster and implementation start), from its setup reports.
 SETUP_KEY = pytest.StashKey[dict[str, float]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """The run's settings, one option per field of the run's configuration (config.OPTION), and
+    the plugin's own: the progress lines, and the kit's own tests' session cluster."""
     group = parser.getgroup("vck", "Volcano conformance kit")
-    group.addoption("--vck-impl", default="reference", help="implementation under test: reference, reference:broken=gang, preinstalled:CAPS.yaml")
-    group.addoption("--vck-backend", choices=registry.BACKENDS, default="embedded", help="cluster backend (default: embedded)")
-    group.addoption("--vck-kubeconfig", default=None, help="existing backend: kubeconfig path")
-    group.addoption("--vck-context", default=None, help="existing backend: kubeconfig context")
-    group.addoption("--vck-kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane")
-    group.addoption("--vck-host-address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it")
+    for _, field, opt in run_config.option_fields():
+        if opt.kind == "paths":
+            group.addoption(opt.flag, dest=f"vck_{field.name}", action="append", default=[], help=opt.help)
+        else:
+            group.addoption(opt.flag, dest=f"vck_{field.name}", default=None, help=f"{opt.help} (default: {field.default})")
+    group.addoption("--vck-progress", action="store_true", default=False, help="print a line per scenario with a running tally")
     group.addoption("--vck-nodes", default=None, help="node spec of the session cluster for the kit's own tests")
     group.addoption("--vck-cluster-name", default=None, help="cluster name (default: one per process)")
-    group.addoption("--vck-time-scale", type=float, default=1.0, help="stretch every scenario window by this factor (slow clusters)")
-    group.addoption("--vck-report-dir", default=None, help="write the run's reports under this folder")
-    group.addoption("--vck-run-id", default=None, help="the report folder's name (default: a timestamp)")
-    group.addoption("--vck-progress", action="store_true", default=False, help="print a line per scenario with a running tally")
-    group.addoption("--vck-scenarios", action="append", default=[], help="a folder (or file) of scenarios: its YAML files are collected whatever the folder's name (repeatable)")
-    group.addoption("--vck-repeat", type=int, default=1, help="run every scenario this many times, interleaved; a scenario whose attempts end differently is FLAKY")
-    group.addoption("--vck-durations", default=None, help="an earlier run's report.json: scenarios it shows as long run first (none: the order of scheduler confs and node shapes alone)")
-    group.addoption("--vck-stress", type=int, default=0, help="how many busy processes ran beside the run (recorded in the report; `vck run --stress` starts them)")
+
+
+def run_spec(config: pytest.Config) -> bridge.RunSpec:
+    """The run this session is part of: as `vck run` handed it (in-process, or to an xdist worker
+    through workerinput), or from the `--vck-*` options of a plain pytest run. Made once; a
+    UsageError names every bad setting."""
+    if SPEC_KEY in config.stash:
+        return config.stash[SPEC_KEY]
+    workerinput = getattr(config, "workerinput", None) or {}
+    if bridge.RUN_KEY in config.stash:
+        spec = config.stash[bridge.RUN_KEY]
+    elif bridge.WORKER_INPUT in workerinput:
+        spec = bridge.RunSpec.from_json(workerinput[bridge.WORKER_INPUT])
+    else:
+        try:
+            settings = run_config.from_options({field.name: config.getoption(f"vck_{field.name}") for _, field, _ in run_config.option_fields()})
+        except ValueError as err:
+            raise pytest.UsageError(f"a --vck-* option: {err}") from None
+        spec = bridge.RunSpec.of(settings, config.getoption("vck_run_id"), progress=config.getoption("--vck-progress"), any_folder=bool(config.getoption("vck_scenarios")))
+    problems = spec.config.validate_settings()
+    if problems:
+        raise pytest.UsageError("; ".join(problems))
+    config.stash[SPEC_KEY] = spec
+    return spec
 
 
 def _worker_id(config: pytest.Config) -> str:
@@ -80,31 +105,20 @@ def _uncaptured(config: pytest.Config) -> Callable[[str], None]:
 
 
 def _logs_dir(config: pytest.Config) -> pathlib.Path | None:
-    """`<report dir>/<run id>/logs` when the run writes reports under a known run id."""
-    report_dir, run_id = config.getoption("--vck-report-dir"), config.getoption("--vck-run-id")
-    return pathlib.Path(report_dir) / run_id / "logs" if report_dir and run_id else None
+    """`<reports>/<run id>/logs` when the run writes reports under a known run id."""
+    spec = run_spec(config)
+    return spec.config.reports / spec.run_id / "logs" if spec.config.reports and spec.run_id else None
 
 
 def _session_options(config: pytest.Config) -> session.SessionOptions:
-    """The session's options from the command line; a UsageError names every bad one."""
-    opts = session.SessionOptions(
-        backend=config.getoption("--vck-backend"),
-        implementation=config.getoption("--vck-impl"),
-        kubeconfig=config.getoption("--vck-kubeconfig"),
-        kube_context=config.getoption("--vck-context"),
-        cluster_name=config.getoption("--vck-cluster-name"),
-        nodes=config.getoption("--vck-nodes"),
-        time_scale=config.getoption("--vck-time-scale"),
+    return session.SessionOptions(
+        run=run_spec(config).config,
         worker=_worker_id(config),
         logs_dir=_logs_dir(config),
         progress=_uncaptured(config),
-        kind_workers=config.getoption("--vck-kind-workers"),
-        host_address=config.getoption("--vck-host-address"),
+        cluster_name=config.getoption("--vck-cluster-name"),
+        nodes=config.getoption("--vck-nodes"),
     )
-    problems = opts.validate()
-    if problems:
-        raise pytest.UsageError("; ".join(problems))
-    return opts
 
 
 def _session(config: pytest.Config) -> session.Session:
@@ -129,10 +143,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STARTED_KEY] = time.time()
     config.stash[PROGRESS_KEY] = Progress()
     config.stash[SETUP_KEY] = {}
-    if config.getoption("--vck-repeat") < 1:
-        raise pytest.UsageError(f"--vck-repeat {config.getoption('--vck-repeat')}: must be at least 1")
-    # Bad options are refused before anything runs, not at the first scenario.
-    _session_options(config)
+    # Bad settings are refused before anything runs, not at the first scenario.
+    run_spec(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -150,17 +162,11 @@ def _close_session(config: pytest.Config) -> None:
 
 # --- scenario collection -----------------------------------------------------------------------------
 def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """A scenario file: a YAML file under a folder `vck run` named (--vck-scenarios), or, for a
-    plain `pytest scenarios/`, under a folder named `scenarios`."""
+    """A scenario file: a YAML file under a folder the run names (`vck run`'s, or --vck-scenarios),
+    or, for a plain `pytest scenarios/`, under a folder named `scenarios`."""
     if file_path.suffix not in (".yaml", ".yml"):
         return None
-    roots = [pathlib.Path(r).resolve() for r in parent.config.getoption("--vck-scenarios") or []]
-    if roots:
-        resolved = file_path.resolve()
-        wanted = any(resolved == root or root in resolved.parents for root in roots)
-    else:
-        wanted = "scenarios" in file_path.parent.parts
-    return ScenarioFile.from_parent(parent, path=file_path) if wanted else None
+    return ScenarioFile.from_parent(parent, path=file_path) if run_spec(parent.config).collects(file_path) else None
 
 
 class ScenarioWarning(UserWarning):
@@ -170,14 +176,14 @@ class ScenarioWarning(UserWarning):
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         # `vck run` loaded the file already (api.RunCollector); a worker process reads it.
-        preloaded = self.config.stash.get(api.PRELOADED_KEY, {}).get(self.path.resolve())
+        preloaded = self.config.stash.get(bridge.PRELOADED_KEY, {}).get(self.path.resolve())
         try:
             scenario, warnings = preloaded or loader.read_file(self.path)
         except loader.ScenarioError as err:
             raise self.CollectError(str(err)) from None
         for warning in warnings:
             self.warn(ScenarioWarning(str(warning)))
-        repeat = self.config.getoption("--vck-repeat")
+        repeat = run_spec(self.config).config.repeat
         if repeat == 1:
             yield ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
             return
@@ -255,8 +261,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     then scenarios sharing a scheduler conf together, and within those the ones sharing node
     shapes, so a worker restarts the implementation and reshapes nodes as rarely as it can; the
     kit's own tests keep their order first. Every xdist worker sorts alike (the same file)."""
-    hints_file = config.getoption("--vck-durations")
-    hints = json_report.durations(pathlib.Path(hints_file)) if hints_file else {}
+    hints_file = run_spec(config).durations
+    hints = json_report.durations(hints_file) if hints_file else {}
 
     def key(item: pytest.Item) -> tuple[int, int, float, str, str, str, str]:
         if isinstance(item, ScenarioItem):
@@ -310,34 +316,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # each test report.
         _close_session(config)
         return
-    own = config.stash[RESULTS_KEY]
     interrupted = config.stash.get(INTERRUPTED_KEY, "")
     if not interrupted and exitstatus == pytest.ExitCode.INTERRUPTED:
         interrupted = interrupts.reason()
-    report_dir = config.getoption("--vck-report-dir")
-    if report_dir and (own or interrupted):
-        report = api.ReportConfig(
-            reports=pathlib.Path(report_dir),
-            run_id=config.getoption("--vck-run-id") or api.new_run_id(),
-            implementation=config.getoption("--vck-impl"),
-            backend=config.getoption("--vck-backend"),
-            time_scale=config.getoption("--vck-time-scale"),
-            started=config.stash[STARTED_KEY],
-            workers=max(1, int(getattr(config.option, "numprocesses", None) or 1)),
-            selected=config.stash[PROGRESS_KEY].total,
-            interrupted=interrupted,
-            repeat=config.getoption("--vck-repeat"),
-            stress=config.getoption("--vck-stress"),
-            setup_s=_setup_times(config),
-        )
-        config.stash[api.WRITTEN_KEY] = api.write_reports(report, own)
-
-
-def _setup_times(config: pytest.Config) -> dict[str, float]:
-    """The run's setup (`vck run` before pytest) then each worker's, in seconds."""
-    run_setup: dict[str, float] = config.stash.get(api.RUN_SETUP_KEY, {})
-    workers: dict[str, float] = config.stash[SETUP_KEY]
-    return {**run_setup, **workers}
+    scenario_results: list[results.ScenarioResult] = config.stash[RESULTS_KEY]
+    worker_setup: dict[str, float] = config.stash[SETUP_KEY]
+    collected = bridge.Collected(
+        results=list(scenario_results),
+        started=config.stash[STARTED_KEY],
+        workers=max(1, int(getattr(config.option, "numprocesses", None) or 1)),
+        selected=config.stash[PROGRESS_KEY].total,
+        interrupted=interrupted,
+        setup_s=dict(worker_setup),
+    )
+    # `vck run` takes them and writes the reports (api.run); a plain pytest run writes its own.
+    config.stash[bridge.COLLECTED_KEY] = collected
+    spec = run_spec(config)
+    if bridge.RUN_KEY not in config.stash and spec.config.reports is not None and (collected.results or interrupted):
+        api.write(spec.config, spec.run_id or api.new_run_id(), collected)
 
 
 @dataclasses.dataclass
@@ -384,7 +380,7 @@ class RunHooks:
         scenario's own time, then the kit's around it), and a line for a worker's setup."""
         config = self.config
         _collect_result(config, report)
-        if not config.getoption("--vck-progress") or getattr(config, "workerinput", None) is not None:
+        if not run_spec(config).progress or getattr(config, "workerinput", None) is not None:
             return
         setup = getattr(report, "vck_setup", None)
         if setup:

@@ -10,7 +10,8 @@ import shutil
 import time
 from typing import Any, Callable, Mapping
 
-from conformance.cluster import base, nodes, owners, registry
+from conformance import config
+from conformance.cluster import base, nodes, owners
 from conformance.impl import base as impl_base
 from conformance.impl import registry as impl_registry
 from conformance.runner import context
@@ -18,33 +19,19 @@ from conformance.runner import context
 
 @dataclasses.dataclass
 class SessionOptions:
-    backend: str = "embedded"
-    implementation: str = "reference"
-    kubeconfig: str | None = None
-    kube_context: str | None = None
-    cluster_name: str | None = None
-    nodes: str | None = None
-    time_scale: float = 1.0
+    """A process's share of a run: the run's configuration (whole, as it came) and what is this
+    process's own."""
+
+    run: config.RunConfig = dataclasses.field(default_factory=config.RunConfig)
     worker: str = "main"
     # Where the implementation's logs are kept when the session ends (the run's report folder):
     # the cluster's state, where they were written, goes with the cluster.
     logs_dir: pathlib.Path | None = None
     # Where lines about slow work (a cluster starting) go; None: stderr.
     progress: Callable[[str], None] | None = None
-    # kind: real workers beside the control plane; existing: this machine's address as the
-    # cluster's API server reaches it (registry.backend).
-    kind_workers: int = 0
-    host_address: str | None = None
-
-    def validate(self) -> list[str]:
-        problems = []
-        if self.backend not in registry.BACKENDS:
-            problems.append(f"backend {self.backend!r}: use one of {', '.join(registry.BACKENDS)}")
-        if self.time_scale <= 0:
-            problems.append(f"time scale {self.time_scale}: must be greater than 0")
-        if self.backend == "existing" and not (self.kubeconfig or os.environ.get("KUBECONFIG")):
-            problems.append("the existing backend needs --vck-kubeconfig (or KUBECONFIG)")
-        return problems
+    # For the kit's own tests' session cluster: its name (default: one per process) and nodes.
+    cluster_name: str | None = None
+    nodes: str | None = None
 
 
 class Session:
@@ -58,17 +45,14 @@ class Session:
     def cluster(self) -> base.ClusterHandle:
         if self._cluster is None:
             opts = self.options
-            self._backend = registry.backend(
-                opts.backend, kubeconfig=opts.kubeconfig, context=opts.kube_context, owner=owners.current(), progress=opts.progress,
-                kind_workers=opts.kind_workers, host_address=opts.host_address,
-            )
+            self._backend = opts.run.backend.backend(opts.progress, owner=owners.current())
             name = opts.cluster_name or f"vck-{opts.worker}-{os.getpid()}"
             self._cluster = self._backend.up(name, nodes.parse(opts.nodes))
         return self._cluster
 
     def implementation(self) -> impl_base.Implementation:
         if self._implementation is None:
-            self._implementation = impl_registry.implementation(self.options.implementation)
+            self._implementation = impl_registry.implementation(self.options.run.implementation)
         return self._implementation
 
     def prepare(self, scheduler_conf: Mapping[str, Any] | None) -> dict[str, float]:
@@ -92,7 +76,7 @@ class Session:
     def context(self) -> context.RunContext:
         if self._context is None:
             self._context = context.RunContext(
-                self.cluster(), self.implementation(), time_scale=self.options.time_scale
+                self.cluster(), self.implementation(), time_scale=self.options.run.time_scale
             )
         return self._context
 

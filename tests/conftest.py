@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import pathlib
 import shutil
 from typing import Iterator
 
-import kubernetes
 import pytest
 
-from conformance.cluster import base, embedded, kube, nodes
+from conformance.cluster import embedded, kube, nodes
 from conformance.impl import reference
 from conformance.runner import context
 from tests import full_run, suite_runs
+from tests.clusters import OwnCluster
 
 # Deliberately broken scenario files for the loader's tests: never collected as scenarios.
 collect_ignore = ["data"]
@@ -45,16 +44,6 @@ def path_without_go(tmp_path: pathlib.Path) -> str:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False, help="rewrite golden output files from what was observed")
-
-
-@dataclasses.dataclass(frozen=True)
-class OwnCluster:
-    """A one-node embedded cluster that only its module's tests use: no implementation runs in it
-    (the worker's session cluster may run the reference, started by tests that run scenarios)."""
-
-    handle: base.ClusterHandle
-    state_dir: pathlib.Path
-    api: kubernetes.client.ApiClient
 
 
 @pytest.fixture(scope="module")

@@ -22,19 +22,17 @@ import pathlib
 import re
 import signal
 import sys
-from typing import Any, Collection, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import kubernetes
 import yaml
 
 from conformance.cluster import base, kube
 from conformance.impl import base as impl_base
-from conformance.impl import crds, processes, queues
+from conformance.impl import crds, processes, queues, three_parts
 
 log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 60.0
-# A held part starts over a whole workload (tens of thousands of pods to list into its caches).
-RESUME_READY_TIMEOUT_S = 600.0
 CRD_TIMEOUT_S = 60.0
 SCHEDULER_NAME = "volcano"
 # Each process logs this once its caches are synced and it acts on the cluster.
@@ -86,26 +84,20 @@ def known_broken() -> tuple[str, ...]:
     return tuple(sorted({*parts, *CONTROLLER_FEATURES, *WEBHOOK_FEATURES, *SCHEDULER_FEATURES}))
 
 
-class Reference:
+class Reference(three_parts.ThreeParts):
+    display = "the reference"
+
     def __init__(self, broken: Sequence[str] = (), workdir: pathlib.Path | None = None, chaos_seed: int | None = None, scheduler_chaos_seed: int | None = None) -> None:
+        super().__init__("VCK_REFERENCE_WORKDIR", "reference", workdir)
         self.broken = tuple(broken)
         # With a seed, the controller runs under conformance.impl.chaos: killed and restarted at
         # random moments, to prove it is restart-safe.
         self.chaos_seed = chaos_seed
         # The same for the scheduler, which is also killed right after the first bind of a gang.
         self.scheduler_chaos_seed = scheduler_chaos_seed
-        # Where the processes' logs, conf file and webhook certificate go (impl_base.Workdir).
-        self._workdirs = impl_base.Workdir("VCK_REFERENCE_WORKDIR", "reference", workdir)
-        self.workdir = pathlib.Path("(not started)")
-        self._cluster: base.ClusterHandle | None = None
         # The scheduler conf the running scheduler was given, as written to its file.
         self._conf_text: str | None = None
         self._wait_default_queues = queues.DefaultQueueWait()
-        self._controller: processes.ManagedProcess | None = None
-        self._scheduler: processes.ManagedProcess | None = None
-        self._webhook: processes.ManagedProcess | None = None
-        # Parts stopped by hold(), with the arguments they are started again with.
-        self._held: dict[str, list[str]] = {}
 
     @property
     def broken(self) -> tuple[str, ...]:
@@ -168,12 +160,14 @@ class Reference:
         # The reference's processes take no --context flag.
         return kube.kubeconfig_selecting(cluster.kubeconfig, cluster.context, self.workdir)
 
-    def _current(self, proc: processes.ManagedProcess | None, args: list[str]) -> processes.ManagedProcess | None:
-        """`proc` when it runs with these arguments; otherwise None, after stopping it."""
+    def _current(self, part: str, args: list[str]) -> processes.ManagedProcess | None:
+        """The part when it runs with these arguments; otherwise None, after stopping it."""
+        proc = self._parts[part]
         if proc is not None and not proc.exited() and list(proc.argv) == [sys.executable, *args]:
             return proc
         if proc is not None:
             proc.stop()
+        self._parts[part] = None
         return None
 
     def ensure(self, cluster: base.ClusterHandle, scheduler_conf: Mapping[str, Any] | None) -> None:
@@ -183,39 +177,35 @@ class Reference:
             self.workdir = self._workdirs.for_cluster(cluster)
             self._install_crds(cluster)
         webhook_args = self._webhook_args(cluster)
-        self._webhook = self._current(self._webhook, webhook_args)
-        if self._webhook is None:
+        if self._current(three_parts.WEBHOOK, webhook_args) is None:
             # First, and on its own: the scheduler creates the default queue, which the webhook
             # must already see to default it.
-            self._webhook = self._launch("webhook", webhook_args)
-            self._webhook.wait_ready(READY_MARKER, READY_TIMEOUT_S)
+            self._start(three_parts.WEBHOOK, three_parts.Launch(tuple(webhook_args), READY_MARKER)).wait_ready(READY_MARKER, READY_TIMEOUT_S)
         starting: list[processes.ManagedProcess] = []
         controller_args = self._controller_args(cluster)
-        self._controller = self._current(self._controller, controller_args)
-        if self._controller is None:
-            self._controller = self._launch("controller", controller_args)
-            starting.append(self._controller)
+        if self._current(impl_base.CONTROLLER, controller_args) is None:
+            starting.append(self._start(impl_base.CONTROLLER, three_parts.Launch(tuple(controller_args), READY_MARKER)))
         conf_path = self.workdir / "volcano-scheduler.conf"
         text = yaml.safe_dump(without(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF, self.broken), sort_keys=False)
-        self._scheduler = self._current(self._scheduler, self._scheduler_args(cluster, conf_path))
-        if self._scheduler is None or text != self._conf_text:
-            since = self._scheduler.log_size() if self._scheduler is not None else 0
+        scheduler_args = self._scheduler_args(cluster, conf_path)
+        scheduler = self._current(impl_base.SCHEDULER, scheduler_args)
+        if scheduler is None or text != self._conf_text:
+            since = scheduler.log_size() if scheduler is not None else 0
             # Written whole, then renamed: the scheduler never reads half a file.
             partial = conf_path.with_suffix(".partial")
             partial.write_text(text, encoding="utf-8")
             partial.replace(conf_path)
             # Known loaded only once the scheduler says so: a reload that failed is tried again.
             self._conf_text = None
-            if self._scheduler is None:
-                self._scheduler = self._launch("scheduler", self._scheduler_args(cluster, conf_path))
-                starting.append(self._scheduler)
+            if scheduler is None:
+                starting.append(self._start(impl_base.SCHEDULER, three_parts.Launch(tuple(scheduler_args), READY_MARKER)))
             else:
                 # The scheduler reads its conf file again when it changes, as vc-scheduler does;
                 # SIGHUP has it look now. The log names the digest of the conf it loaded.
-                self._scheduler.signal(signal.SIGHUP)
-                self._scheduler.wait_ready(f"{re.escape(conf_loaded(text))}|{CONF_REFUSED}", READY_TIMEOUT_S, since)
-                if re.search(CONF_REFUSED, self._scheduler.log_since(since)):
-                    raise impl_base.ImplementationError(f"the reference scheduler refused the conf:\n{self._scheduler.tail()}")
+                scheduler.signal(signal.SIGHUP)
+                scheduler.wait_ready(f"{re.escape(conf_loaded(text))}|{CONF_REFUSED}", READY_TIMEOUT_S, since)
+                if re.search(CONF_REFUSED, scheduler.log_since(since)):
+                    raise impl_base.ImplementationError(f"the reference scheduler refused the conf:\n{scheduler.tail()}")
         # The controller and the scheduler start side by side.
         for proc in starting:
             proc.wait_ready(READY_MARKER, READY_TIMEOUT_S)
@@ -226,64 +216,16 @@ class Reference:
         if "queue" not in self.broken:
             self._wait_default_queues(cluster)
 
-    # --- held parts (impl_base.Staged, for the bench) ------------------------------------------------
-    def hold(self, parts: Collection[str]) -> None:
-        for part in parts:
-            proc = self._part(part)
-            if proc is None or proc.exited():
-                raise impl_base.ImplementationError(f"the reference's {part} is not running: nothing to hold (ensure() first)")
-            proc.stop()
-            self._held[part] = list(proc.argv[1:])
-            self._set_part(part, None)
-
-    def resume(self) -> None:
-        started = []
-        for part, args in self._held.items():
-            proc = self._launch(part, args)
-            self._set_part(part, proc)
-            started.append(proc)
-        self._held.clear()
-        for proc in started:
-            proc.wait_ready(READY_MARKER, RESUME_READY_TIMEOUT_S)
-
-    def _part(self, part: str) -> processes.ManagedProcess | None:
-        if part == impl_base.SCHEDULER:
-            return self._scheduler
-        if part == impl_base.CONTROLLER:
-            return self._controller
-        raise impl_base.ImplementationError(f"the reference has no part {part!r} to hold; it holds {impl_base.SCHEDULER} and {impl_base.CONTROLLER}")
-
-    def _set_part(self, part: str, proc: processes.ManagedProcess | None) -> None:
-        if part == impl_base.SCHEDULER:
-            self._scheduler = proc
-        else:
-            self._controller = proc
-
-    def _launch(self, role: str, args: list[str]) -> processes.ManagedProcess:
-        proc = processes.ManagedProcess(f"reference {role}", [sys.executable, *args], self.workdir / f"{role}.log")
+    def _spawn(self, part: str, launch: three_parts.Launch) -> processes.ManagedProcess:
+        proc = processes.ManagedProcess(f"reference {part}", [sys.executable, *launch.args], self.workdir / f"{part}.log")
         proc.start()
         return proc
 
     def _install_crds(self, cluster: base.ClusterHandle) -> None:
         crds.install(kube.client(cluster.kubeconfig, cluster.context), sorted((package_dir() / "crds").glob("*.yaml")), "the reference", CRD_TIMEOUT_S)
 
-    def health(self) -> str | None:
-        return processes.first_exited((self._webhook, self._controller, self._scheduler))
-
-    def release(self) -> None:
-        """Remove a private folder of logs (an existing cluster's), once they are copied."""
-        self._workdirs.release()
-
-    def stop(self) -> None:
-        for proc in (self._scheduler, self._controller, self._webhook):
-            if proc is not None:
-                proc.stop()
-        if self._webhook is not None and self._cluster is not None:
-            self._unregister_webhook(self._cluster)
-        self._scheduler = self._controller = self._webhook = None
-        self._held.clear()
+    def _forget(self) -> None:
         self._conf_text = None
-        self._cluster = None
 
     def _unregister_webhook(self, cluster: base.ClusterHandle) -> None:
         """The webhook removes its configurations when it stops; if it died, a leftover one
@@ -301,5 +243,4 @@ class Reference:
 
     def logs(self) -> dict[str, pathlib.Path]:
         """Each process's log, by its name, also after the processes stopped."""
-        roles = ("webhook", "controller", "scheduler")
-        return {f"reference {role}": self.workdir / f"{role}.log" for role in roles if (self.workdir / f"{role}.log").exists()}
+        return {f"reference {part}": self.workdir / f"{part}.log" for part in three_parts.PARTS if (self.workdir / f"{part}.log").exists()}

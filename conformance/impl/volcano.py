@@ -19,13 +19,13 @@ import json
 import logging
 import os
 import pathlib
-from typing import Any, Callable, Collection, Mapping
+from typing import Any, Callable, Mapping
 
 import yaml
 
 from conformance.cluster import base, kube, ports
 from conformance.impl import base as impl_base
-from conformance.impl import crds, processes, queues, volcano_webhooks
+from conformance.impl import crds, processes, queues, three_parts, volcano_webhooks
 from conformance.toolchain import errors, versions, volcano_resolve
 from conformance.toolchain import volcano as volcano_recipe
 
@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 SCHEDULER_NAME = "volcano"
 # The first build of the scheduler's cache waits up to vc-scheduler's --resource-sync-timeout (60s).
 READY_TIMEOUT_S = 120.0
-# A held part starts over a whole workload (tens of thousands of pods to list into its caches).
-RESUME_READY_TIMEOUT_S = 600.0
 CRD_TIMEOUT_S = 60.0
 WEBHOOK_LIVE_TIMEOUT_S = 60.0
 # klog lines each process writes once it acts on the cluster (at -v=2 and above).
@@ -51,29 +49,22 @@ def claims() -> frozenset[str]:
     return frozenset(doc["capabilities"])
 
 
-class Volcano:
+class Volcano(three_parts.ThreeParts):
+    display = "Volcano"
+
     def __init__(self, version: str = versions.VOLCANO_VERSION, workdir: pathlib.Path | None = None) -> None:
+        # VCK_VOLCANO_WORKDIR keeps the logs where a caller (or a test) can read them.
+        super().__init__("VCK_VOLCANO_WORKDIR", "volcano", workdir)
         try:
             self.version = volcano_recipe.check_version(version)
         except errors.ToolchainError as err:
             raise impl_base.ImplementationError(str(err)) from err
         self.name = "volcano" if version == versions.VOLCANO_VERSION else f"volcano:{version}"
-        # Where the processes' logs, conf and certificates go (impl_base.Workdir); VCK_VOLCANO_WORKDIR
-        # keeps the logs where a caller (or a test) can read them.
-        self._workdirs = impl_base.Workdir("VCK_VOLCANO_WORKDIR", "volcano", workdir)
-        self.workdir = pathlib.Path("(not started)")
         self._bins: dict[str, pathlib.Path] | None = None
         self._source: pathlib.Path | None = None
-        self._cluster: base.ClusterHandle | None = None
         self._kubeconfig: pathlib.Path | None = None
         self._conf_key: str | None = None
         self._wait_default_queues = queues.DefaultQueueWait()
-        self._webhook: processes.ManagedProcess | None = None
-        self._controller: processes.ManagedProcess | None = None
-        self._scheduler: processes.ManagedProcess | None = None
-        # How each part was last started (binary, arguments, readiness line), and which are held.
-        self._started_as: dict[str, tuple[str, list[str], str]] = {}
-        self._held: set[str] = set()
 
     # --- claims -----------------------------------------------------------------------------------
     def capabilities(self) -> frozenset[str]:
@@ -92,26 +83,27 @@ class Volcano:
             # The Volcano binaries take no --context flag.
             self._kubeconfig = kube.kubeconfig_selecting(cluster.kubeconfig, cluster.context, self.workdir)
             self._install_crds(cluster)
-        if self._webhook is None or self._webhook.exited():
-            self._webhook = self._start_webhook(cluster)
-        if self._controller is None or self._controller.exited():
-            self._controller = self._start_part(impl_base.CONTROLLER, "vc-controller-manager", ["--scheduler-name", SCHEDULER_NAME, "--controllers", "*"], CONTROLLER_READY)
+        if self._running(three_parts.WEBHOOK) is None:
+            self._parts[three_parts.WEBHOOK] = self._start_webhook(cluster)
+        if self._running(impl_base.CONTROLLER) is None:
+            launch = three_parts.Launch(("vc-controller-manager", "--scheduler-name", SCHEDULER_NAME, "--controllers", "*"), CONTROLLER_READY)
+            self._start(impl_base.CONTROLLER, launch).wait_ready(launch.ready, READY_TIMEOUT_S)
         conf = dict(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF)
         key = json.dumps(conf, sort_keys=True)
-        if self._scheduler is not None and not self._scheduler.exited() and key == self._conf_key:
+        scheduler = self._parts[impl_base.SCHEDULER]
+        if self._running(impl_base.SCHEDULER) is not None and key == self._conf_key:
             return
-        if self._scheduler is not None:
-            self._scheduler.stop()
+        if scheduler is not None:
+            scheduler.stop()
         conf_path = self.workdir / "scheduler-conf" / "volcano-scheduler.conf"
         conf_path.parent.mkdir(parents=True, exist_ok=True)
         conf_path.write_text(yaml.safe_dump(conf, sort_keys=False))
-        self._scheduler = self._start_part(
-            impl_base.SCHEDULER,
-            "vc-scheduler",
-            ["--scheduler-name", SCHEDULER_NAME, "--scheduler-conf", str(conf_path), "--cache-dumper=false", "--cache-dump-dir", str(self.workdir),
-             *(f"--node-selector={item}" for item in cluster.node_selector)],
+        launch = three_parts.Launch(
+            ("vc-scheduler", "--scheduler-name", SCHEDULER_NAME, "--scheduler-conf", str(conf_path), "--cache-dumper=false", "--cache-dump-dir", str(self.workdir),
+             *(f"--node-selector={item}" for item in cluster.node_selector)),
             SCHEDULER_READY,
         )
+        self._start(impl_base.SCHEDULER, launch).wait_ready(launch.ready, READY_TIMEOUT_S)
         self._conf_key = key
         # vc-scheduler creates the default queue and the queue controller opens it; until then
         # Volcano's webhook refuses Jobs sent to it.
@@ -152,36 +144,9 @@ class Volcano:
         proc.start(self._env())
         return proc
 
-    def _start_part(self, part: str, binary: str, args: list[str], marker: str) -> processes.ManagedProcess:
-        self._started_as[part] = (binary, args, marker)
-        proc = self._launch(binary, args)
-        proc.wait_ready(marker, READY_TIMEOUT_S)
-        return proc
-
-    # --- held parts (impl_base.Staged, for the bench) ------------------------------------------------
-    def hold(self, parts: Collection[str]) -> None:
-        for part in parts:
-            if part not in (impl_base.SCHEDULER, impl_base.CONTROLLER):
-                raise impl_base.ImplementationError(f"Volcano has no part {part!r} to hold; it holds {impl_base.SCHEDULER} and {impl_base.CONTROLLER}")
-            proc = self._scheduler if part == impl_base.SCHEDULER else self._controller
-            if proc is None or proc.exited():
-                raise impl_base.ImplementationError(f"Volcano's {part} is not running: nothing to hold (ensure() first)")
-            proc.stop()
-            self._held.add(part)
-
-    def resume(self) -> None:
-        started = []
-        for part in sorted(self._held):
-            binary, args, marker = self._started_as[part]
-            proc = self._launch(binary, args)
-            if part == impl_base.SCHEDULER:
-                self._scheduler = proc
-            else:
-                self._controller = proc
-            started.append((proc, marker))
-        self._held.clear()
-        for proc, marker in started:
-            proc.wait_ready(marker, RESUME_READY_TIMEOUT_S)
+    def _spawn(self, part: str, launch: three_parts.Launch) -> processes.ManagedProcess:
+        binary, *args = launch.args
+        return self._launch(binary, list(args))
 
     def _start_webhook(self, cluster: base.ClusterHandle) -> processes.ManagedProcess:
         api = kube.client(cluster.kubeconfig, cluster.context)
@@ -223,26 +188,14 @@ class Volcano:
             raise impl_base.ImplementationError(str(err)) from err
         crds.install(kube.client(cluster.kubeconfig, cluster.context), files, f"Volcano {self.version}", CRD_TIMEOUT_S)
 
-    def health(self) -> str | None:
-        return processes.first_exited((self._webhook, self._controller, self._scheduler))
-
-    def release(self) -> None:
-        """Remove a private folder of logs (an existing cluster's), once they are copied."""
-        self._workdirs.release()
-
-    def stop(self) -> None:
-        for proc in (self._scheduler, self._controller, self._webhook):
-            if proc is not None:
-                proc.stop()
-        if self._webhook is not None and self._cluster is not None:
-            try:
-                volcano_webhooks.unregister(kube.client(self._cluster.kubeconfig, self._cluster.context))
-            except Exception as err:  # the cluster may already be gone
-                log.debug("webhook cleanup: %s", err)
-        self._scheduler = self._controller = self._webhook = None
-        self._held.clear()
+    def _forget(self) -> None:
         self._conf_key = None
-        self._cluster = None
+
+    def _unregister_webhook(self, cluster: base.ClusterHandle) -> None:
+        try:
+            volcano_webhooks.unregister(kube.client(cluster.kubeconfig, cluster.context))
+        except Exception as err:  # the cluster may already be gone
+            log.debug("webhook cleanup: %s", err)
 
     def logs(self) -> dict[str, pathlib.Path]:
         """Each process's log (`<binary>.log` in the workdir), also after the processes stopped."""

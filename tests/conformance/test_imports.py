@@ -140,3 +140,15 @@ def test_the_import_contracts_hold_and_catch_an_import_of_the_reference(tmp_path
     broken = subprocess.run([str(lint_imports), "--no-cache"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert broken.returncode != 0, broken.stdout[-3000:]
     assert "conformance.expect.peek -> reference_scheduler.scheduler.conf" in broken.stdout, broken.stdout[-3000:]
+
+
+def test_no_test_module_imports_from_a_conftest() -> None:
+    """A conftest holds fixtures and hooks, which pytest finds by itself; what tests share by import
+    lives in a helper module (tests/clusters.py, the harnesses beside the tests that use them)."""
+    found = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(name.split(".")[-1] == "conftest" for name in names):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not found, "imports from a conftest: " + ", ".join(found)

@@ -38,11 +38,11 @@ def test_jobs_is_auto_or_a_positive_number() -> None:
 def test_run_config_defaults_to_auto_and_asks_xdist_to_steal_work() -> None:
     config = api.RunConfig(suites=["gang"])
     assert config.jobs == parallel.AUTO and not config.validate()
-    args = config.pytest_args("r")
+    args = api.pytest_args(config)
     workers = parallel.auto_workers(len(config.selected()))
     if workers > 1:
         assert args[args.index("-n") + 1] == str(workers) and args[args.index("--dist") + 1] == "worksteal"
-    assert "-n" not in api.RunConfig(suites=["gang"], jobs=1).pytest_args("r")
+    assert "-n" not in api.pytest_args(api.RunConfig(suites=["gang"], jobs=1))
     assert any("--jobs" in p for p in api.RunConfig(jobs="none").validate())
 
 

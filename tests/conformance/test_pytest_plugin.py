@@ -77,9 +77,9 @@ def test_bad_options_are_usage_errors(pytester: pytest.Pytester) -> None:
     shutil.copy(SCENARIO, pytester.path / "scenarios" / "admission" / SCENARIO.name)
     result = pytester.runpytest_inprocess("--vck-time-scale", "0", *PLAIN)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "time scale 0.0: must be greater than 0" in result.stderr.str()
+    assert "--time-scale 0.0: must be greater than 0" in result.stderr.str()
     repeat = pytester.runpytest_inprocess("--vck-repeat", "0", *PLAIN)
-    assert repeat.ret == pytest.ExitCode.USAGE_ERROR and "--vck-repeat 0: must be at least 1" in repeat.stderr.str()
+    assert repeat.ret == pytest.ExitCode.USAGE_ERROR and "--repeat 0: must be at least 1" in repeat.stderr.str()
 
 
 @pytest.mark.cluster

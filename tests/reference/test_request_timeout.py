@@ -26,7 +26,7 @@ import yaml
 
 from conformance.cluster import processes
 from reference_scheduler.kube import client, informer, kubeconfig, rest
-from tests.conftest import OwnCluster
+from tests.clusters import OwnCluster
 
 pytestmark = pytest.mark.cluster
 GIVE_UP_WITHIN_S = 60

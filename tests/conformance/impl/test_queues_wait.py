@@ -16,7 +16,7 @@ import kubernetes
 import pytest
 
 from conformance.impl import crds, queues, reference
-from tests.conftest import OwnCluster
+from tests.clusters import OwnCluster
 
 pytestmark = pytest.mark.cluster
 

@@ -10,7 +10,7 @@ import pytest
 from conformance.cluster import base, nodes
 from conformance.impl import reference
 from conformance.runner import context
-from tests.conftest import OwnCluster
+from tests.clusters import OwnCluster
 
 pytestmark = pytest.mark.cluster
 

@@ -15,7 +15,7 @@ import pytest
 from conformance.cluster import kube, resources
 from conformance.observe import recorder
 from conformance.runner import steps
-from tests.conftest import OwnCluster
+from tests.clusters import OwnCluster
 
 pytestmark = pytest.mark.cluster
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import pathlib
 import shutil
 import tempfile
-from typing import Callable, Iterator
+from typing import Iterator
 
 import pytest
 
 from fake_devices.deviceplugin import devices, plugin, server, testing
+from tests.fake_devices.deviceplugin.plugin_harness import StartPlugin
 
 # Long enough for any endpoint the tests use (vck-metax-tech.com-gpu.sock is 27 bytes).
 _LONGEST_ENDPOINT = "x" * 40
@@ -42,9 +43,6 @@ def kubelet(socket_dir: pathlib.Path) -> Iterator[testing.StandInKubelet]:
 def gpus() -> devices.DeviceSet:
     """The 8-GPU, 2-NUMA server: GPU-0..3 on node 0, GPU-4..7 on node 1."""
     return devices.synthetic("nvidia.com/gpu", count=8, numa_nodes=2)
-
-
-StartPlugin = Callable[..., plugin.DevicePlugin]
 
 
 @pytest.fixture

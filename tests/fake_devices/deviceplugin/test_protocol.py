@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from fake_devices.deviceplugin import devices, testing
-from tests.fake_devices.deviceplugin.conftest import StartPlugin
+from tests.fake_devices.deviceplugin.plugin_harness import StartPlugin
 
 ALL_GPUS = [f"GPU-{i}" for i in range(8)]
 

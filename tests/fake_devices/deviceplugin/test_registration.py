@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from fake_devices.deviceplugin import devices, registration, testing
-from tests.fake_devices.deviceplugin.conftest import StartPlugin
+from tests.fake_devices.deviceplugin.plugin_harness import StartPlugin
 
 
 def test_kubelet_restart_makes_the_plugin_serve_and_register_again(

@@ -1,0 +1,71 @@
+"""The kit as a library: one function per operation, each taking a config dataclass (with
+`validate()` where a config can be wrong), in sonobuoy's shape; one module per kind of operation.
+
+    run(RunConfig)                  the conformance run: scenarios, verdicts, reports (run.py)
+    list_scenarios(ListConfig)      validate_scenarios(ValidateConfig)   new_scenario(NewConfig)
+    cluster_up/down/status(ClusterConfig)   list_clusters()   prune_clusters(PruneConfig)
+    install_toolchain(ToolchainConfig)      toolchain_status()
+    kind_image(KindImageConfig)     bench_scheduler(bench.BenchConfig)   diff_runs(DiffConfig)
+
+The run's configuration (`RunConfig`, composed of a `BackendConfig`) is declared and validated in
+conformance/config.py. `vck` (cli.py) only parses flags, calls one of these and prints what it
+returns; `bridge.py` is how a run and pytest hand each other what they need, in-process.
+"""
+
+from __future__ import annotations
+
+from conformance.api.clusters import (
+    ClusterConfig,
+    ClusterInfo,
+    PruneConfig,
+    cluster_down,
+    cluster_status,
+    cluster_up,
+    list_clusters,
+    prune_clusters,
+)
+from conformance.api.run import (
+    RunOutcome,
+    WrittenRun,
+    keyword_problems,
+    new_run_id,
+    preflight,
+    problems,
+    pytest_args,
+    run,
+    write,
+)
+from conformance.api.scenarios import (
+    ListConfig,
+    NewConfig,
+    ValidateConfig,
+    list_scenarios,
+    new_scenario,
+    validate_scenarios,
+)
+from conformance.api.tools import (
+    DiffConfig,
+    DiffOutcome,
+    KindImageConfig,
+    ToolchainConfig,
+    bench_scheduler,
+    diff_runs,
+    install_toolchain,
+    kind_image,
+    toolchain_status,
+)
+from conformance.config import (
+    DEFAULT_REPORTS,
+    DEFAULT_SCENARIOS,
+    KIT_VERSION,
+    BackendConfig,
+    RunConfig,
+)
+
+__all__ = [
+    "BackendConfig", "ClusterConfig", "ClusterInfo", "DEFAULT_REPORTS", "DEFAULT_SCENARIOS", "DiffConfig", "DiffOutcome", "KIT_VERSION",
+    "KindImageConfig", "ListConfig", "NewConfig", "PruneConfig", "RunConfig", "RunOutcome", "ToolchainConfig", "ValidateConfig",
+    "WrittenRun", "bench_scheduler", "cluster_down", "cluster_status", "cluster_up", "diff_runs", "install_toolchain", "keyword_problems",
+    "kind_image", "list_clusters", "list_scenarios", "new_run_id", "new_scenario", "preflight", "problems", "prune_clusters", "pytest_args",
+    "run", "toolchain_status", "validate_scenarios", "write",
+]

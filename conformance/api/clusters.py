@@ -1,0 +1,90 @@
+"""Clusters: `vck cluster up|down|status|list|prune`, and the clusters a run owns."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Callable
+
+from conformance import config as run_config
+from conformance.cluster import base, embedded, kind, nodes, owners
+
+
+@dataclasses.dataclass
+class ClusterConfig:
+    backend: run_config.BackendConfig = dataclasses.field(default_factory=run_config.BackendConfig)
+    name: str = "vck"
+    # Node groups for `up` (nodes.parse's syntax); None: the default nodes.
+    nodes: str | None = None
+
+
+def cluster_up(config: ClusterConfig, progress: Callable[[str], None] | None = None) -> base.ClusterHandle:
+    """Start the cluster (or reuse a healthy one of the same name); kept until `cluster_down`."""
+    groups = nodes.parse(config.nodes)
+    return config.backend.backend(progress).up(config.name, groups)
+
+
+def cluster_down(config: ClusterConfig, progress: Callable[[str], None] | None = None) -> None:
+    config.backend.backend(progress).down(config.name)
+
+
+def cluster_status(config: ClusterConfig) -> base.ClusterStatus:
+    return config.backend.backend().status(config.name)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterInfo:
+    name: str
+    state: pathlib.Path
+    # None: started by hand (`vck cluster up`) or before owners were recorded; kept until `down`.
+    owner: owners.Owner | None
+    owner_alive: bool
+    # The kit's processes for it on this machine (an embedded cluster's; kind's kwok controller).
+    processes: int
+    rss_mib: int
+    backend: str = "embedded"
+
+
+def _kind_backend(state_root: pathlib.Path | None, progress: Callable[[str], None]) -> kind.KindBackend:
+    return kind.KindBackend(state_root=state_root / "kind" if state_root else None, progress=progress)
+
+
+def list_clusters(state_root: pathlib.Path | None = None) -> list[ClusterInfo]:
+    """Every cluster the kit keeps state for under `state_root` (default: $VCK_STATE_DIR or the
+    cache): embedded ones, and kind ones it created; with its owner and whether the owner still
+    runs. Reading kind's needs no Docker (its containers' memory is not counted)."""
+    out = []
+    for backend in (embedded.EmbeddedBackend(state_root=state_root, progress=lambda _: None), _kind_backend(state_root, lambda _: None)):
+        names = backend.kit_clusters() if isinstance(backend, kind.KindBackend) else backend.clusters()
+        for name in names:
+            owner = backend.owner_of(name)
+            procs = backend.processes(name)
+            alive = owner is not None and owner.alive()
+            out.append(ClusterInfo(name, backend.state_dir(name), owner, alive, len(procs), sum(p.rss_bytes() for p in procs) // 2**20, backend.name))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class PruneConfig:
+    state_root: pathlib.Path | None = None
+    # Only the clusters this owner owns (a run cleaning up after itself); None: every cluster
+    # whose owner is gone.
+    owner: owners.Owner | None = None
+
+
+def prune_clusters(config: PruneConfig, progress: Callable[[str], None] = lambda _: None) -> list[str]:
+    """Remove clusters left behind (a kind one with `kind delete cluster`); their names."""
+    backends: dict[str, base.ClusterBackend] = {
+        "embedded": embedded.EmbeddedBackend(state_root=config.state_root, progress=progress),
+        "kind": _kind_backend(config.state_root, progress),
+    }
+    removed = []
+    for info in list_clusters(config.state_root):
+        if config.owner is not None:
+            doomed = info.owner is not None and info.owner.same_process(config.owner)
+        else:
+            doomed = info.owner is not None and not info.owner_alive
+        if doomed:
+            backends[info.backend].down(info.name)
+            removed.append(info.name)
+    return removed

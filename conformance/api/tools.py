@@ -1,0 +1,89 @@
+"""The toolchain, kind's node image, the scheduler bench and run comparisons: `vck toolchain`,
+`vck kind image`, `vck bench scheduler`, `vck diff`."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import sys
+from typing import Callable, Sequence
+
+from conformance import config as run_config
+from conformance.bench import figures as bench_figures
+from conformance.bench import scheduler as bench
+from conformance.cluster import docker
+from conformance.cluster import kind_image as node_image
+from conformance.report import diff
+from conformance.toolchain import install, versions
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclasses.dataclass
+class ToolchainConfig:
+    # Only these components (versions.COMPONENTS' names); empty: all.
+    components: Sequence[str] = ()
+    source: install.Source = "auto"
+
+
+def install_toolchain(config: ToolchainConfig, progress: Callable[[str], None] = _stderr) -> dict[str, install.Resolved]:
+    return install.install(config.components, source=config.source, progress=progress)
+
+
+def toolchain_status() -> list[tuple[versions.Component, pathlib.Path | None]]:
+    """Every pinned component and where the cache has it (None: missing)."""
+    return [(comp, install.cached(comp)) for comp in versions.COMPONENTS]
+
+
+@dataclasses.dataclass
+class KindImageConfig:
+    image: str = versions.KIND_NODE_IMAGE
+    # Build it here even when present (or pullable).
+    rebuild: bool = False
+
+
+def kind_image(config: KindImageConfig, progress: Callable[[str], None] = _stderr) -> str:
+    """Make kind's node image present; returns where it came from."""
+    engine = docker.ensure(progress)
+    if config.rebuild:
+        node_image.build(engine, config.image, progress, force=True)
+    else:
+        node_image.ensure(engine, config.image, progress)
+    return "built here" if node_image.is_static_cni(engine, config.image) else "kind's published image"
+
+
+def bench_scheduler(config: bench.BenchConfig, progress: Callable[[str], None]) -> bench_figures.Report:
+    """The cluster's ceiling and each implementation's figures on embedded clusters of kwok nodes
+    (ValueError: a config that cannot run)."""
+    return bench.run(config, progress)
+
+
+@dataclasses.dataclass
+class DiffConfig:
+    # Each a report.json, a run folder, or a run id under `reports` (`latest` too).
+    run_a: str
+    run_b: str
+    reports: pathlib.Path = run_config.DEFAULT_REPORTS
+    # The page's path; None: <reports>/diff-<A>-vs-<B>.html.
+    out: pathlib.Path | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DiffOutcome:
+    table: str
+    page: pathlib.Path
+    differences: int
+
+
+def diff_runs(config: DiffConfig) -> DiffOutcome:
+    """Every scenario whose verdict differs between two runs: a text table and a page with both
+    timelines (diff.DiffError: a run that cannot be read)."""
+    reports_root = pathlib.Path(config.reports)
+    run_a, run_b = diff.read(config.run_a, reports_root), diff.read(config.run_b, reports_root)
+    found = diff.differences(run_a, run_b)
+    out = config.out or reports_root / f"diff-{run_a.metadata.run_id}-vs-{run_b.metadata.run_id}.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(diff.render(run_a, run_b, found), encoding="utf-8")
+    return DiffOutcome(diff.text_table(run_a, run_b, found), out, len(found))

@@ -1,0 +1,283 @@
+"""A run's configuration, declared once: the cluster backend's part (`BackendConfig`, composed into
+every operation that needs a cluster, as sonobuoy's RunConfig embeds GenConfig) and the run's own
+(`RunConfig`). Both are validated here and nowhere else.
+
+The configuration travels whole: `vck run` hands it to pytest in-process (the plugin's stash), and
+pytest-xdist's workers get it serialised once (`to_json`/`from_json`); it is never rebuilt from
+flags. A plain `pytest scenarios/` builds it from the `--vck-*` options, which are made from the
+fields themselves (each field's `OPTION` metadata): adding a run option is one field here and its
+flag in cli.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from typing import Any, Mapping, Sequence
+
+from conformance import parallel
+from conformance.cluster import base, owners, registry
+from conformance.cluster import embedded as embedded_backend
+from conformance.impl import registry as impl_registry
+from conformance.scenario import loader, models
+
+KIT_VERSION = "0.1.0"
+REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEFAULT_SCENARIOS = REPO_ROOT / "scenarios"
+DEFAULT_REPORTS = REPO_ROOT / "reports"
+# The reference's committed report: the durations a first run orders its long scenarios by.
+REFERENCE_REPORT = DEFAULT_REPORTS / "reference" / "report.json"
+
+# Field metadata: the pytest option a field is also given as (for a plain `pytest scenarios/`).
+OPTION = "vck_option"
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """How a field reads as a `--vck-*` pytest option: its flag, its help, and how a value is
+    parsed (`int`, `float`, `str`, `path`, `paths` (repeatable), `jobs`)."""
+
+    flag: str
+    help: str
+    kind: str = "str"
+
+
+def option(default: Any, flag: str, help: str, kind: str = "str") -> Any:
+    return dataclasses.field(default=default, metadata={OPTION: Option(flag, help, kind)})
+
+
+@dataclasses.dataclass
+class BackendConfig:
+    """Where scenarios run: the backend and what it needs (a kubeconfig for an existing cluster,
+    real workers for kind)."""
+
+    name: str = option("embedded", "--vck-backend", "cluster backend: embedded (default), kind or existing")
+    kubeconfig: str | None = option(None, "--vck-kubeconfig", "existing backend: kubeconfig path")
+    context: str | None = option(None, "--vck-context", "existing backend: kubeconfig context")
+    # kind: real workers beside the control plane; existing: this machine's address as the
+    # cluster's API server reaches it (for the implementation's webhook).
+    kind_workers: int = option(0, "--vck-kind-workers", "kind backend: real workers beside the control plane", "int")
+    host_address: str | None = option(None, "--vck-host-address", "existing backend: this machine's address as the cluster's API server reaches it")
+
+    def validate(self) -> list[str]:
+        problems = []
+        if self.name not in registry.BACKENDS:
+            problems.append(f"backend {self.name!r}: use one of {', '.join(registry.BACKENDS)}")
+        if self.kind_workers < 0:
+            problems.append(f"--kind-workers {self.kind_workers}: must be 0 or more")
+        return problems
+
+    def backend(self, progress: embedded_backend.Progress | None = None, owner: owners.Owner | None = None) -> base.ClusterBackend:
+        return registry.backend(
+            self.name, kubeconfig=self.kubeconfig, context=self.context, owner=owner, progress=progress,
+            kind_workers=self.kind_workers, host_address=self.host_address,
+        )
+
+    def preflight(self) -> list[str]:
+        """What stops the backend from working (an existing cluster's kubeconfig, context, API
+        server), found before anything starts; empty for backends the kit starts itself."""
+        check = getattr(self.backend(), "preflight", None)
+        return list(check()) if check is not None else []
+
+
+@dataclasses.dataclass
+class RunConfig:
+    backend: BackendConfig = dataclasses.field(default_factory=BackendConfig)
+    scenarios: Sequence[pathlib.Path] = option((DEFAULT_SCENARIOS,), "--vck-scenarios", "a folder (or file) of scenarios: its YAML files are collected whatever the folder's name (repeatable)", "paths")
+    suites: Sequence[str] = ()
+    keyword: str | None = None
+    implementation: str = option("reference", "--vck-impl", "implementation under test: reference, reference:broken=gang, volcano[:VERSION], preinstalled:CAPS.yaml")
+    # A number of workers, or parallel.AUTO: chosen from the machine's cores and memory.
+    jobs: int | str = parallel.AUTO
+    time_scale: float = option(1.0, "--vck-time-scale", "stretch every scenario window by this factor (slow clusters)", "float")
+    reports: pathlib.Path | None = option(DEFAULT_REPORTS, "--vck-report-dir", "write the run's reports under this folder (none: no reports)", "path")
+    run_id: str | None = option(None, "--vck-run-id", "the report folder's name (default: a timestamp)")
+    verbose: bool = False
+    # The whole run's deadline in seconds: a run that reaches it ends as an interrupted one.
+    timeout_s: float | None = None
+    # Only say which scenarios the run would run.
+    collect_only: bool = False
+    # Run every selected scenario this many times, interleaved with the others and spread over
+    # the workers; a scenario whose attempts end differently is FLAKY (never certified).
+    repeat: int = option(1, "--vck-repeat", "run every scenario this many times, interleaved; a scenario whose attempts end differently is FLAKY", "int")
+    # Busy CPU processes kept running beside the run, for the whole of it (docs/flakes.md).
+    stress: int = option(0, "--vck-stress", "how many busy CPU processes ran beside the run (recorded in the report; `vck run --stress` starts them)", "int")
+    # An earlier run's report.json whose long scenarios start first (None: the last whole run's
+    # under `reports`, else the reference's committed report).
+    durations: pathlib.Path | None = option(None, "--vck-durations", "an earlier run's report.json: scenarios it shows as long run first", "path")
+    # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
+    _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    # --- validation -------------------------------------------------------------------------------
+    def validate(self) -> list[str]:
+        """Every problem of the configuration and of the scenarios it selects, one line each
+        (`-k` is judged by pytest itself: api.problems)."""
+        problems = self.validate_settings()
+        for path in self.scenarios:
+            if not pathlib.Path(path).exists():
+                problems.append(f"scenario path {path} does not exist")
+        found = self.selected_or_empty()
+        assert self._loaded is not None
+        # A file that does not load is never dropped quietly: the run refuses to start.
+        problems += [f"invalid scenario: {p}" for p in self._loaded[2] if p.is_error]
+        existing = [p for p in self.scenarios if pathlib.Path(p).exists()]
+        if existing and not found:
+            problems.append(f"no scenario under {', '.join(map(str, existing))} (scenario files are YAML files, each in a folder named after its suite)")
+        known = {sc.suite for sc in found}
+        for suite in self.suites:
+            if suite not in known:
+                problems.append(f"no suite {suite!r} under {', '.join(map(str, self.scenarios))}; suites: {', '.join(sorted(known))}")
+        return problems
+
+    def validate_settings(self) -> list[str]:
+        """The settings alone, without reading a scenario: what a plain pytest run checks."""
+        problems = self.backend.validate()
+        try:
+            parallel.parse_jobs(str(self.jobs))
+        except ValueError as err:
+            problems.append(str(err))
+        if self.time_scale <= 0:
+            problems.append(f"--time-scale {self.time_scale}: must be greater than 0")
+        if self.repeat < 1:
+            problems.append(f"--repeat {self.repeat}: must be at least 1")
+        if self.stress < 0:
+            problems.append(f"--stress {self.stress}: must be 0 or more")
+        if self.backend.name == "existing" and str(self.jobs) not in (parallel.AUTO, "1"):
+            # Each worker would shape the one cluster's nodes for its own scenario.
+            problems.append(f"--jobs {self.jobs}: an existing cluster is shared, and each scenario shapes its nodes: use --jobs 1 (auto is 1 there)")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            problems.append(f"--timeout {self.timeout_s:g}s: must be greater than 0")
+        try:
+            impl_registry.implementation(self.implementation)
+        except Exception as err:
+            problems.append(str(err))
+        return problems
+
+    # --- the selection ----------------------------------------------------------------------------
+    def selected_or_empty(self) -> list[models.Scenario]:
+        """Every scenario under the configured paths, loaded once per config."""
+        key = tuple(str(p) for p in self.scenarios)
+        if self._loaded is None or self._loaded[0] != key:
+            found, problems = loader.load_tree([pathlib.Path(p) for p in self.scenarios if pathlib.Path(p).exists()])
+            self._loaded = (key, found, problems)
+        return self._loaded[1]
+
+    def preloaded(self) -> dict[pathlib.Path, tuple[models.Scenario, list[loader.Problem]]]:
+        """The selected scenarios by file, with each file's warnings: what pytest collects."""
+        self.selected_or_empty()
+        assert self._loaded is not None
+        warnings: dict[str, list[loader.Problem]] = {}
+        for problem in self._loaded[2]:
+            if not problem.is_error:
+                warnings.setdefault(problem.file, []).append(problem)
+        return {sc.path.resolve(): (sc, warnings.get(str(sc.path), [])) for sc in self.selected()}
+
+    def selected(self) -> list[models.Scenario]:
+        found = self.selected_or_empty()
+        if self.suites:
+            found = [sc for sc in found if sc.suite in self.suites]
+        return found
+
+    def selected_paths(self) -> list[str]:
+        return sorted(str(sc.path) for sc in self.selected())
+
+    def workers(self) -> int:
+        """The number of workers the run uses (`auto` resolved for this machine and selection)."""
+        jobs = parallel.parse_jobs(str(self.jobs))
+        if jobs != parallel.AUTO:
+            return int(jobs)
+        runs = len(self.selected()) * self.repeat
+        if self.backend.name == "existing":
+            return 1
+        if self.backend.name == "kind":
+            return parallel.auto_workers(runs, per_core=parallel.KIND_WORKERS_PER_CORE, per_worker_mib=parallel.KIND_WORKER_MIB)
+        return parallel.auto_workers(runs)
+
+    def durations_report(self) -> pathlib.Path | None:
+        """The report whose durations order the long scenarios first: the one given, else the
+        last whole run's under `reports`, else the reference's committed one (None: neither)."""
+        if self.durations is not None:
+            return self.durations
+        for candidate in ((self.reports / "latest" / "report.json") if self.reports else None, REFERENCE_REPORT):
+            if candidate is not None and candidate.is_file():
+                return candidate
+        return None
+
+    # --- travelling to pytest-xdist's workers -----------------------------------------------------
+    def to_json(self) -> str:
+        return json.dumps(_plain(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> RunConfig:
+        return from_plain(json.loads(text))
+
+
+def _plain(config: RunConfig) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field in dataclasses.fields(config):
+        if field.name.startswith("_"):
+            continue
+        value = getattr(config, field.name)
+        if isinstance(value, BackendConfig):
+            value = dataclasses.asdict(value)
+        elif isinstance(value, pathlib.Path):
+            value = str(value)
+        elif isinstance(value, (list, tuple)):
+            value = [str(v) for v in value]
+        out[field.name] = value
+    return out
+
+
+def from_plain(data: Mapping[str, Any]) -> RunConfig:
+    values = dict(data)
+    values["backend"] = BackendConfig(**values.get("backend", {}))
+    values["scenarios"] = tuple(pathlib.Path(p) for p in values.get("scenarios", ()))
+    values["suites"] = tuple(values.get("suites", ()))
+    for name in ("reports", "durations"):
+        if values.get(name) is not None:
+            values[name] = pathlib.Path(values[name])
+    return RunConfig(**values)
+
+
+# --- the same fields as pytest options ---------------------------------------------------------------
+def option_fields() -> list[tuple[str, dataclasses.Field[Any], Option]]:
+    """(owner, field, option) for every field given as a `--vck-*` option; owner is "run" or
+    "backend"."""
+    found = []
+    for owner, cls in (("backend", BackendConfig), ("run", RunConfig)):
+        for field in dataclasses.fields(cls):
+            opt = field.metadata.get(OPTION)
+            if opt is not None:
+                found.append((owner, field, opt))
+    return found
+
+
+def parse_option(opt: Option, value: Any) -> Any:
+    """A pytest option's value as the field holds it."""
+    if value is None:
+        return None
+    if opt.kind == "int":
+        return int(value)
+    if opt.kind == "float":
+        return float(value)
+    if opt.kind == "path":
+        return pathlib.Path(value)
+    if opt.kind == "paths":
+        return tuple(pathlib.Path(v) for v in value)
+    return str(value)
+
+
+def from_options(values: Mapping[str, Any]) -> RunConfig:
+    """The configuration of a plain `pytest` run, from its `--vck-*` options by field name
+    (a name absent or None keeps the field's default; an empty `paths` too)."""
+    run: dict[str, Any] = {}
+    backend: dict[str, Any] = {}
+    for owner, field, opt in option_fields():
+        raw = values.get(field.name)
+        if raw is None or (opt.kind == "paths" and not raw):
+            continue
+        (backend if owner == "backend" else run)[field.name] = parse_option(opt, raw)
+    # A plain pytest run writes reports only when asked to (--vck-report-dir).
+    run.setdefault("reports", None)
+    return RunConfig(backend=BackendConfig(**backend), **run)

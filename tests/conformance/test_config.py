@@ -1,0 +1,56 @@
+"""The run's configuration (conformance.config), declared once: it travels whole (to xdist's
+workers serialised once), its `--vck-*` pytest options are made from its fields, and it is
+validated in one place."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import pytest
+
+from conformance import config
+from conformance.api import bridge
+
+
+def _settings(run: config.RunConfig) -> dict[str, object]:
+    return {f.name: getattr(run, f.name) for f in dataclasses.fields(run) if not f.name.startswith("_")}
+
+
+def test_a_run_travels_whole_and_comes_back_equal() -> None:
+    run = config.RunConfig(
+        backend=config.BackendConfig("existing", "/tmp/kubeconfig", "ctx", 0, "10.0.0.1"),
+        scenarios=(pathlib.Path("/tmp/a"), pathlib.Path("/tmp/b")), suites=("gang",), keyword="gang and not x",
+        implementation="reference:broken=gang", jobs=1, time_scale=2.5, reports=pathlib.Path("/tmp/reports"), run_id="r",
+        timeout_s=60.0, repeat=3, stress=2, durations=pathlib.Path("/tmp/old.json"),
+    )
+    assert _settings(config.RunConfig.from_json(run.to_json())) == _settings(run)
+    spec = bridge.RunSpec.of(run, "r", progress=True)
+    back = bridge.RunSpec.from_json(spec.to_json())
+    assert (back.run_id, back.progress, back.durations, back.any_folder) == ("r", True, pathlib.Path("/tmp/old.json"), True)
+    assert _settings(back.config) == _settings(run)
+
+
+def test_every_option_field_is_a_pytest_option_with_the_fields_default(pytester: pytest.Pytester) -> None:
+    """A plain `pytest` run reads the same fields: each has its `--vck-*` flag, made from the field."""
+    flags = {opt.flag for _, _, opt in config.option_fields()}
+    assert {"--vck-impl", "--vck-backend", "--vck-kubeconfig", "--vck-time-scale", "--vck-repeat", "--vck-stress", "--vck-scenarios"} <= flags
+    helped = pytester.runpytest_inprocess("--help", "-p", "no:cacheprovider").stdout.str()
+    assert all(flag in helped for flag in flags), sorted(f for f in flags if f not in helped)
+
+
+def test_options_become_the_configuration() -> None:
+    run = config.from_options({"name": "kind", "kind_workers": "2", "implementation": "volcano", "time_scale": "1.5", "repeat": "4", "scenarios": ["/x"], "reports": None})
+    assert (run.backend.name, run.backend.kind_workers, run.implementation, run.time_scale, run.repeat) == ("kind", 2, "volcano", 1.5, 4)
+    assert run.scenarios == (pathlib.Path("/x"),)
+    # A plain pytest run writes reports only when asked.
+    assert run.reports is None and config.from_options({"reports": "/r"}).reports == pathlib.Path("/r")
+
+
+def test_settings_are_validated_in_one_place() -> None:
+    bad = config.RunConfig(backend=config.BackendConfig("nowhere", kind_workers=-1), time_scale=0, repeat=0, stress=-1, jobs="lots", implementation="nope")
+    found = bad.validate_settings()
+    for expected in ("backend 'nowhere'", "--kind-workers -1", "--time-scale 0", "--repeat 0", "--stress -1", "--jobs 'lots'", "nope"):
+        assert any(expected in p for p in found), (expected, found)
+    shared = config.RunConfig(backend=config.BackendConfig("existing"), jobs=3)
+    assert any("an existing cluster is shared" in p for p in shared.validate_settings())

@@ -94,7 +94,9 @@ class RunCollector:
         self.collected: Collected | None = None
         self.selected_count: int | None = None
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
+        """Before the kit's plugin configures itself: it reads the run from here."""
         config.stash[RUN_KEY] = self.spec
         config.stash[PRELOADED_KEY] = self.preloaded
 

@@ -153,7 +153,8 @@ def _run(args: argparse.Namespace) -> int:
     print()
     print(f"{'CERTIFIED' if outcome.certified else 'NOT CERTIFIED'}: {outcome.run.metadata.implementation} on {outcome.run.metadata.backend}")
     flaky = f", FLAKY {overall.flaky}" if overall.flaky else ""
-    print(f"  passed {overall.passed}, failed {overall.failed}{flaky}, not claimed {overall.not_claimed}, error {overall.error}; "
+    elsewhere = f", not applicable {overall.not_applicable}" if overall.not_applicable else ""
+    print(f"  passed {overall.passed}, failed {overall.failed}{flaky}, not claimed {overall.not_claimed}{elsewhere}, error {overall.error}; "
           f"MUST {overall.must_passed}/{overall.must_claimed}; score {percent}; wall time {outcome.run.metadata.wall_time_s:.0f}s")
     for suite, tally in score.by_suite(outcome.run).items():
         print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + (f", failed {tally.failed}" if tally.failed else "") + (f", FLAKY {tally.flaky}" if tally.flaky else "") + (f", error {tally.error}" if tally.error else ""))

@@ -212,7 +212,8 @@ class ScenarioItem(pytest.Item):
         is the kit's setup and never part of the first scenario's duration. A scenario the
         implementation cannot take (not claimed) starts nothing; a failure to start is met again
         by the scenario, which reports it as an error."""
-        if self.scenario.capabilities() - _session(self.config).implementation().capabilities():
+        implementation = _session(self.config).implementation()
+        if self.scenario.capabilities() - implementation.capabilities() or scenario_run.not_applicable(self.scenario, implementation):
             return
         try:
             self.setup_s = _session(self.config).prepare(self.scenario.scheduler)
@@ -224,7 +225,7 @@ class ScenarioItem(pytest.Item):
         result = scenario_run.run(self.scenario, ctx, attempt=self.attempt)
         self.result = result
         self.user_properties.append(("vck_status", result.status.value))
-        if result.status is results.Status.NOT_CLAIMED:
+        if result.status in (results.Status.NOT_CLAIMED, results.Status.NOT_APPLICABLE):
             pytest.skip(result.reason)
         if result.status is not results.Status.PASSED:
             raise ScenarioFailed(result)

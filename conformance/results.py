@@ -16,6 +16,9 @@ class Status(str, enum.Enum):
     FAILED = "failed"
     # The implementation does not claim a capability the scenario requires: reported, never scored.
     NOT_CLAIMED = "not-claimed"
+    # The scenario applies to other Volcano releases than the one the implementation is (or
+    # models): shown, never scored, and not a missing capability.
+    NOT_APPLICABLE = "not-applicable"
     # The kit or the cluster failed: never counted against the implementation, always explained.
     ERROR = "error"
     # Repeated (`vck run --repeat N`), its attempts did not all end alike: never a pass, and a
@@ -138,6 +141,7 @@ class Tally:
     not_claimed: int = 0
     error: int = 0
     flaky: int = 0
+    not_applicable: int = 0
     # Weighted score over claimed, judged scenarios (passed + failed), 0..1; None when none.
     score: float | None = None
     must_passed: int = 0
@@ -145,7 +149,7 @@ class Tally:
 
     @property
     def total(self) -> int:
-        return self.passed + self.failed + self.not_claimed + self.error + self.flaky
+        return self.passed + self.failed + self.not_claimed + self.error + self.flaky + self.not_applicable
 
 
 @dataclasses.dataclass(frozen=True)

@@ -91,6 +91,11 @@ class Implementation(Protocol):
     def versions(self) -> dict[str, str]:
         ...
 
+    def volcano_release(self) -> str | None:
+        """The Volcano release it is, or models (`v1.13.3`); None when unknown. A scenario that
+        names releases (`volcano: '>=1.14'`) is not applicable outside them."""
+        ...
+
 
 # The parts of an implementation a Staged adapter can hold back.
 SCHEDULER = "scheduler"

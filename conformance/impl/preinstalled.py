@@ -3,6 +3,7 @@ nothing; what it claims comes from a capabilities file:
 
     name: my-volcano-build
     version: v1.13.0-vendor.3
+    release: v1.13.0          # the Volcano release it is built from (default: version)
     capabilities: [action:enqueue, action:allocate, plugin:gang, ...]
 
 Its scheduler configuration is whatever is installed: scenarios that need plugins it does not claim
@@ -18,6 +19,7 @@ import yaml
 
 from conformance.cluster import base
 from conformance.impl import base as impl_base
+from conformance.scenario import releases
 
 
 class Preinstalled:
@@ -32,6 +34,7 @@ class Preinstalled:
         self._caps = frozenset(caps)
         self.name = f"preinstalled:{doc.get('name', capabilities_file.stem)}"
         self._version = str(doc.get("version", "unknown"))
+        self._release = str(doc.get("release", self._version))
 
     def capabilities(self) -> frozenset[str]:
         return self._caps
@@ -47,3 +50,7 @@ class Preinstalled:
 
     def versions(self) -> dict[str, str]:
         return {"implementation": self._version}
+
+    def volcano_release(self) -> str | None:
+        """The file's `release` (else its `version`) when it reads as a Volcano release."""
+        return self._release if releases.parse_release(self._release) is not None else None

@@ -128,7 +128,12 @@ class Reference(three_parts.ThreeParts):
 
     def versions(self) -> dict[str, str]:
         doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
-        return {"implementation": f"reference {doc.get('version', 'dev')}"}
+        return {"implementation": f"reference {doc.get('version', 'dev')}", "release": str(doc.get("release", "unknown"))}
+
+    def volcano_release(self) -> str | None:
+        """The Volcano release the reference models (its claims file's `release`)."""
+        doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
+        return str(doc["release"]) if doc.get("release") else None
 
     # --- lifecycle --------------------------------------------------------------------------------
     def _webhook_args(self, cluster: base.ClusterHandle) -> list[str]:

@@ -71,7 +71,10 @@ class Volcano(three_parts.ThreeParts):
         return claims()
 
     def versions(self) -> dict[str, str]:
-        return {"implementation": f"volcano {self.version}"}
+        return {"implementation": f"volcano {self.version}", "release": self.version}
+
+    def volcano_release(self) -> str | None:
+        return self.version
 
     # --- lifecycle --------------------------------------------------------------------------------
     def ensure(self, cluster: base.ClusterHandle, scheduler_conf: Mapping[str, Any] | None) -> None:

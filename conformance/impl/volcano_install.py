@@ -43,6 +43,7 @@ from conformance.cluster import base, docker, kube, nodes
 from conformance.impl import base as impl_base
 from conformance.impl import queues, volcano_images, volcano_webhooks
 from conformance.impl.volcano_images import IMAGE_NAMES, Images
+from conformance.scenario import releases
 from conformance.toolchain import errors, install, versions, volcano, volcano_resolve
 
 RELEASE = "volcano"
@@ -365,6 +366,10 @@ class VolcanoInstalled:
 
     def capabilities(self) -> frozenset[str]:
         return self._caps
+
+    def volcano_release(self) -> str | None:
+        """The tag's release; None for a tag that is not one (a private build's)."""
+        return self.spec.tag if releases.parse_release(self.spec.tag) is not None else None
 
     def versions(self) -> dict[str, str]:
         images = self._images.prefix if self._images else "built here from the release's binaries"

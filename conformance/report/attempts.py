@@ -16,7 +16,7 @@ from typing import Iterable
 from conformance import results
 
 # The order statuses are named in a FLAKY scenario's reason.
-_ORDER = (results.Status.PASSED, results.Status.FAILED, results.Status.ERROR, results.Status.NOT_CLAIMED)
+_ORDER = (results.Status.PASSED, results.Status.FAILED, results.Status.ERROR, results.Status.NOT_CLAIMED, results.Status.NOT_APPLICABLE)
 
 
 def combine(scenario_results: Iterable[results.ScenarioResult]) -> list[results.ScenarioResult]:

@@ -22,7 +22,7 @@ h1{font-size:22px;margin:0 0 4px} h2{font-size:18px;margin-top:32px} h3{font-siz
 #summary .verdict{font-size:30px;font-weight:700;display:block;margin-bottom:6px}
 table{border-collapse:collapse;font-size:13px;margin:8px 0} th,td{border:1px solid #e5e7eb;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f3f4f6}
-.passed{color:#15803d;font-weight:600} .failed{color:#b91c1c;font-weight:600} .error{color:#9a3412;font-weight:600} .not-claimed{color:#6b7280;font-weight:600} .flaky{color:#7e22ce;font-weight:600}
+.passed{color:#15803d;font-weight:600} .failed{color:#b91c1c;font-weight:600} .error{color:#9a3412;font-weight:600} .not-claimed{color:#6b7280;font-weight:600} .not-applicable{color:#6b7280;font-weight:600} .flaky{color:#7e22ce;font-weight:600}
 .attempts{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:10px;margin-top:8px} .attempt{border:1px solid #e5e7eb;border-radius:6px;padding:8px;overflow-x:auto}
 .scenario{border:1px solid #e5e7eb;border-radius:8px;padding:12px 14px;margin:12px 0}
 .reason{margin:6px 0;white-space:pre-wrap} .cites{color:#4b5563;font-size:12px}
@@ -51,7 +51,8 @@ def _summary(run: results.RunResult) -> str:
         f"{_e(run.metadata.implementation)} on {_e(run.metadata.backend)}: "
         f'<span class="passed">{overall.passed} passed</span>, <span class="failed">{overall.failed} failed</span>, '
         f'<span class="not-claimed">{overall.not_claimed} not claimed</span>, <span class="error">{overall.error} error</span>'
-        f'{f", <span class=flaky>{overall.flaky} flaky</span>" if overall.flaky else ""}; '
+        f'{f", <span class=flaky>{overall.flaky} flaky</span>" if overall.flaky else ""}'
+        f'{f", <span class=not-applicable>{overall.not_applicable} not applicable</span>" if overall.not_applicable else ""}; '
         f"MUST {overall.must_passed}/{overall.must_claimed}; score {_pct(overall.score)}</div>"
     )
 
@@ -156,6 +157,7 @@ def render(run: results.RunResult) -> str:
     bad = [sc for sc in run.scenarios if sc.status in (results.Status.FAILED, results.Status.ERROR)]
     good = [sc for sc in run.scenarios if sc.status is results.Status.PASSED]
     unclaimed = [sc for sc in run.scenarios if sc.status is results.Status.NOT_CLAIMED]
+    elsewhere = [sc for sc in run.scenarios if sc.status is results.Status.NOT_APPLICABLE]
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>vck report {_e(meta.run_id)}</title><style>{CSS}</style></head><body>'
         f"<h1>Volcano conformance report</h1>"
@@ -164,7 +166,7 @@ def render(run: results.RunResult) -> str:
         f'{meta.workers} worker{"s" if meta.workers != 1 else ""}; the implementation\'s logs, one folder per worker: <a href="logs/">logs/</a>'
         f"{_conditions(meta)}</div>"
         f"{_summary(run)}<h2>Suites</h2>{_suites(run)}{_all_figures(run)}"
-        f"{_section('Flaky: attempts that ended differently', flaky, True)}{_section('Failures and errors', bad, True)}{_section('Passed', good, False)}{_section('Not claimed', unclaimed, False)}"
+        f"{_section('Flaky: attempts that ended differently', flaky, True)}{_section('Failures and errors', bad, True)}{_section('Passed', good, False)}{_section('Not claimed', unclaimed, False)}{_section('Not applicable: for other Volcano releases', elsewhere, False)}"
         "</body></html>"
     )
 

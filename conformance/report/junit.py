@@ -42,7 +42,7 @@ def to_element(run: results.RunResult) -> ET.Element:
         tests=str(overall.total + interrupted),
         failures=str(overall.failed + overall.flaky),
         errors=str(overall.error + interrupted),
-        skipped=str(overall.not_claimed),
+        skipped=str(overall.not_claimed + overall.not_applicable),
         time=f"{total_time:.3f}",
         timestamp=run.metadata.started_at,
     )
@@ -66,6 +66,8 @@ def to_element(run: results.RunResult) -> ET.Element:
             ET.SubElement(case, "error", message=sc.reason[:500], type="KitError").text = _checks_text(sc)
         elif sc.status is results.Status.NOT_CLAIMED:
             ET.SubElement(case, "skipped", message=f"not claimed: {', '.join(sc.missing_capabilities)}")
+        elif sc.status is results.Status.NOT_APPLICABLE:
+            ET.SubElement(case, "skipped", message=f"not applicable: {sc.reason}")
     return suite
 
 

@@ -21,7 +21,7 @@ def tally(scenarios: Iterable[results.ScenarioResult]) -> results.Tally:
             weight_judged += weight
             if sc.status is results.Status.PASSED:
                 weight_passed += weight
-        if sc.level is results.Level.MUST and sc.status is not results.Status.NOT_CLAIMED:
+        if sc.level is results.Level.MUST and sc.status not in (results.Status.NOT_CLAIMED, results.Status.NOT_APPLICABLE):
             must_claimed += 1
             must_passed += sc.status is results.Status.PASSED
     return results.Tally(
@@ -30,6 +30,7 @@ def tally(scenarios: Iterable[results.ScenarioResult]) -> results.Tally:
         not_claimed=counts[results.Status.NOT_CLAIMED],
         error=counts[results.Status.ERROR],
         flaky=counts[results.Status.FLAKY],
+        not_applicable=counts[results.Status.NOT_APPLICABLE],
         score=(weight_passed / weight_judged) if weight_judged else None,
         must_passed=must_passed,
         must_claimed=must_claimed,

@@ -19,6 +19,7 @@ import kubernetes
 from conformance import results
 from conformance.cluster import resources
 from conformance.expect import judge
+from conformance.impl import base as impl_base
 from conformance.observe import recorder
 from conformance.runner import context, steps
 from conformance.scenario import models
@@ -90,11 +91,23 @@ def _result(sc: models.Scenario, status: results.Status, reason: str, phases_s: 
     )
 
 
+def not_applicable(sc: models.Scenario, implementation: impl_base.Implementation) -> str:
+    """Why the scenario does not apply to this implementation's Volcano release ('' when it
+    does: no range, an unknown release, or a release inside the range)."""
+    release = implementation.volcano_release()
+    if sc.releases is None or release is None or sc.releases.contains(release):
+        return ""
+    return f"applies to Volcano {sc.releases}; {implementation.name} is {release}"
+
+
 def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = False, attempt: int = 1) -> results.ScenarioResult:
     """Run one scenario to its verdict. With `first_failure`, judging stops at the first check that
     fails (the verdict is FAILED either way; the checks after it are not judged): for proving that
     a broken build fails, where the rest of the windows would only be waited out. `attempt`: which
     run of a repeated scenario this is (`vck run --repeat`)."""
+    elsewhere = not_applicable(sc, ctx.implementation)
+    if elsewhere:
+        return _result(sc, results.Status.NOT_APPLICABLE, elsewhere, attempt=attempt)
     missing = sorted(sc.capabilities() - ctx.implementation.capabilities())
     if missing:
         return _result(sc, results.Status.NOT_CLAIMED, f"not claimed by {ctx.implementation.name}: {', '.join(missing)}", missing_capabilities=tuple(missing), attempt=attempt)

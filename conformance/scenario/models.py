@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 from conformance import results
 from conformance.cluster import nodes
 from conformance.scenario import durations, profiles
+from conformance.scenario import releases as releases_
 from fake_devices import profile as device_profile
 
 PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "ratio", "every")
@@ -115,6 +116,8 @@ class Scenario:
     default_within_s: float = DEFAULT_WITHIN_S
     # The device profile shaping (part of) the cluster: GPUs, NUMA, supernodes, HyperNodes.
     profile: device_profile.Profile | None = None
+    # The Volcano releases the scenario applies to (`volcano: '>=1.14'`); None: every release.
+    releases: releases_.ReleaseRange | None = None
 
     def scheduler_confs(self) -> list[Mapping[str, Any]]:
         """Every scheduler conf the scenario runs with: its own, then those its `scheduler` steps switch to."""
@@ -266,4 +269,5 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
         description=str(doc.get("description", "")),
         default_within_s=default_within,
         profile=prof,
+        releases=releases_.parse(doc["volcano"]) if "volcano" in doc else None,
     )

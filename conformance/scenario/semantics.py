@@ -16,7 +16,7 @@ import re
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance.cluster import resources
-from conformance.scenario import capabilities, durations, models, phases
+from conformance.scenario import capabilities, durations, models, phases, releases
 
 Path = tuple[Any, ...]
 
@@ -365,7 +365,19 @@ def capability_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings)
+def release_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """A release range reads as one (`volcano: '>=1.14'`)."""
+    value = doc.get("volcano")
+    if not isinstance(value, str):
+        return []  # absent, or not a string: the schema says so
+    try:
+        releases.parse(value)
+    except ValueError as err:
+        return [Finding(("volcano",), str(err))]
+    return []
+
+
+CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

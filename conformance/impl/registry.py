@@ -5,7 +5,8 @@
     reference:chaos=SEED         the same, with its controller killed and restarted at random moments
     reference:scheduler-chaos=SEED  the same for its scheduler, also killed right after a gang's first bind
     preinstalled:PATH            already running; claims read from the capabilities file PATH
-    volcano[:VERSION]            real Volcano (default the pinned v1.13 release), built from Go modules
+    volcano[:VERSION]            real Volcano (default the pinned v1.13 release), built from Go modules or a checkout of the tag
+    volcano:src=PATH             real Volcano (or a fork) built from a source tree at hand
     volcano-manifests[:file=F,images=R,tag=T,kind-cluster=N]  Volcano installed in the cluster from its manifests
                                  (kind, existing; each part defaults to the pinned release's own, images built here on kind)
     volcano-helm[:chart=C,images=R,tag=T,kind-cluster=N]      the same from its helm chart
@@ -17,7 +18,7 @@ import pathlib
 
 from conformance.impl import base, preinstalled, reference, volcano, volcano_install
 
-KNOWN = ("reference", "reference:broken=NAMES", "reference:chaos=SEED", "reference:scheduler-chaos=SEED", "preinstalled:CAPABILITIES_FILE", "volcano[:VERSION]", volcano_install.FORMS["helm"], volcano_install.FORMS["manifests"])
+KNOWN = ("reference", "reference:broken=NAMES", "reference:chaos=SEED", "reference:scheduler-chaos=SEED", "preinstalled:CAPABILITIES_FILE", "volcano[:VERSION]", "volcano:src=PATH", volcano_install.FORMS["helm"], volcano_install.FORMS["manifests"])
 
 
 def implementation(spec: str) -> base.Implementation:
@@ -45,5 +46,7 @@ def implementation(spec: str) -> base.Implementation:
             raise base.ImplementationError(f"--vck-impl {spec!r}: {err}") from err
         return volcano_install.VolcanoInstalled(spec_, volcano.claims(), volcano_install.run_command)
     if name == "volcano":
+        if arg.startswith("src="):
+            return volcano.Volcano(source=pathlib.Path(arg.removeprefix("src=")))
         return volcano.Volcano(arg) if arg else volcano.Volcano()
     raise base.ImplementationError(f"unknown implementation {spec!r}; use one of: {', '.join(KNOWN)}")

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import pathlib
+import re
 from typing import Any, Callable, Mapping
 
 import yaml
@@ -26,7 +27,7 @@ import yaml
 from conformance.cluster import base, kube, ports
 from conformance.impl import base as impl_base
 from conformance.impl import crds, processes, queues, three_parts, volcano_webhooks
-from conformance.toolchain import errors, versions, volcano_resolve
+from conformance.toolchain import errors, versions, volcano_resolve, volcano_source
 from conformance.toolchain import volcano as volcano_recipe
 
 log = logging.getLogger(__name__)
@@ -52,14 +53,24 @@ def claims() -> frozenset[str]:
 class Volcano(three_parts.ThreeParts):
     display = "Volcano"
 
-    def __init__(self, version: str = versions.VOLCANO_VERSION, workdir: pathlib.Path | None = None) -> None:
+    def __init__(self, version: str = versions.VOLCANO_VERSION, workdir: pathlib.Path | None = None, source: pathlib.Path | None = None) -> None:
         # VCK_VOLCANO_WORKDIR keeps the logs where a caller (or a test) can read them.
         super().__init__("VCK_VOLCANO_WORKDIR", "volcano", workdir)
+        # A source tree to build (`volcano:src=PATH`) instead of a release.
+        self._tree: volcano_source.Tree | None = None
         try:
-            self.version = volcano_recipe.check_version(version)
+            if source is not None:
+                self._tree = volcano_source.checkout_tree(source)
+                version = self._tree.stamp
+            else:
+                version = volcano_recipe.check_version(version)
         except errors.ToolchainError as err:
             raise impl_base.ImplementationError(str(err)) from err
-        self.name = "volcano" if version == versions.VOLCANO_VERSION else f"volcano:{version}"
+        self.version = version
+        if source is not None:
+            self.name = f"volcano:src={source}"
+        else:
+            self.name = "volcano" if version == versions.VOLCANO_VERSION else f"volcano:{version}"
         self._bins: dict[str, pathlib.Path] | None = None
         self._source: pathlib.Path | None = None
         self._kubeconfig: pathlib.Path | None = None
@@ -74,7 +85,9 @@ class Volcano(three_parts.ThreeParts):
         return {"implementation": f"volcano {self.version}", "release": self.version}
 
     def volcano_release(self) -> str | None:
-        return self.version
+        """The release tag, or for a source tree the tag `git describe` starts from."""
+        found = re.match(r"v\d+\.\d+\.\d+(-(alpha|beta|rc)\.\d+)?", self.version)
+        return found.group(0) if found else None
 
     # --- lifecycle --------------------------------------------------------------------------------
     def ensure(self, cluster: base.ClusterHandle, scheduler_conf: Mapping[str, Any] | None) -> None:
@@ -122,13 +135,15 @@ class Volcano(three_parts.ThreeParts):
         """Binaries (built on first use) and the module's source (CRDs, the chart's admissions)."""
         if self._bins is not None:
             return
+        said = progress or (lambda line: log.info("%s", line))
         try:
-            if progress is None:
-                self._bins = volcano_resolve.binaries(self.version)
+            if self._tree is not None:
+                self._bins = volcano_source.binaries(self._tree, progress=said)
+                self._source = self._tree.path
             else:
-                self._bins = volcano_resolve.binaries(self.version, progress=progress)
-            if not os.environ.get(volcano_resolve.CRDS_ENV):
-                self._source = volcano_resolve.source_dir(self.version)
+                self._bins = volcano_resolve.binaries(self.version, progress=said)
+                if not os.environ.get(volcano_resolve.CRDS_ENV):
+                    self._source = volcano_resolve.source_dir(self.version, said)
         except errors.ToolchainError as err:
             raise impl_base.ImplementationError(f"volcano {self.version}: {err}") from err
 
@@ -186,7 +201,7 @@ class Volcano(three_parts.ThreeParts):
 
     def _install_crds(self, cluster: base.ClusterHandle) -> None:
         try:
-            files = volcano_resolve.crd_files(self.version)
+            files = volcano_resolve.crd_files(self.version, source=self._source)
         except errors.ToolchainError as err:
             raise impl_base.ImplementationError(str(err)) from err
         crds.install(kube.client(cluster.kubeconfig, cluster.context), files, f"Volcano {self.version}", CRD_TIMEOUT_S)

@@ -207,14 +207,21 @@ def unregister(api: kubernetes.client.ApiClient) -> None:
 
 
 # vc-webhook-manager's answer to a Job without tasks (pkg/webhooks/admission/jobs/validate/admit_job.go).
-NO_TASK = "No task specified in job spec"
+# The webhook's refusal of the probe (upstream: admit_job.go validateJobCreate, every release from
+# v1.10 to v1.15 words it so).
+DUPLICATE_TASK = "duplicated task name vck-probe"
+_PROBE_TASK = {"name": "vck-probe", "replicas": 1, "template": {"spec": {"containers": [{"name": "main", "image": "busybox"}]}}}
+# A Job only the webhook refuses: two tasks of one name. A CRD schema cannot say names are unique
+# (v1.15's refuses a Job without tasks before any webhook is asked, so that probe cannot tell).
+PROBE_JOB = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vck-webhook-probe"}, "spec": {"tasks": [_PROBE_TASK, _PROBE_TASK]}}
 
 
 def wait_live(api: kubernetes.client.ApiClient, timeout_s: float, alive: Callable[[], str | None]) -> None:
-    """Until the API server calls the webhook: a dry-run Job without tasks is refused with its
-    reason. `alive()` returns why the manager is gone (then this stops at once), else None."""
+    """Until the API server calls the webhook: a dry-run Job with two tasks of one name is refused
+    with the webhook's reason. `alive()` returns why the manager is gone (then this stops at
+    once), else None."""
     custom = kubernetes.client.CustomObjectsApi(api)
-    probe = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vck-webhook-probe"}, "spec": {"tasks": []}}
+    probe = PROBE_JOB
     deadline = time.monotonic() + timeout_s
     last = ""
     while time.monotonic() < deadline:
@@ -225,7 +232,7 @@ def wait_live(api: kubernetes.client.ApiClient, timeout_s: float, alive: Callabl
             custom.create_namespaced_custom_object("batch.volcano.sh", "v1alpha1", "default", "jobs", probe, dry_run="All")
             last = "the probe Job was admitted"
         except kubernetes.client.ApiException as err:
-            if NO_TASK in (err.body or ""):
+            if DUPLICATE_TASK in (err.body or ""):
                 return
             last = f"HTTP {err.status}: {(err.body or '')[:200]}"
         # The manager starts serving only after its informers sync; the API server has no event

@@ -74,7 +74,7 @@ def _niced(argv: Sequence[str]) -> list[str]:
     return [nice, "-n", "19", *argv] if nice else list(argv)
 
 
-def _run(step: str, argv: Sequence[str], cwd: pathlib.Path, env: GoEnv, progress: Progress) -> str:
+def run_go(step: str, argv: Sequence[str], cwd: pathlib.Path, env: GoEnv, progress: Progress) -> str:
     """Run one go command, printing a heartbeat while it works; ToolchainError names the step."""
     started = time.monotonic()
     done = threading.Event()
@@ -104,7 +104,7 @@ def _run(step: str, argv: Sequence[str], cwd: pathlib.Path, env: GoEnv, progress
 
 def _kubernetes_replaces(env: GoEnv, workdir: pathlib.Path, progress: Progress) -> dict[str, str]:
     """Every staging module Kubernetes' go.mod replaces locally, mapped to its published version."""
-    out = _run(
+    out = run_go(
         f"download k8s.io/kubernetes@{versions.KUBERNETES_VERSION}",
         [env.go, "mod", "download", "-json", f"k8s.io/kubernetes@{versions.KUBERNETES_VERSION}"],
         workdir,
@@ -195,7 +195,7 @@ def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib
     else:
         raise errors.ToolchainError("prepare build", f"unknown recipe {recipe!r}")
     (workdir / "go.mod").write_text(gomod)
-    _run(f"resolve {recipe} modules (go mod tidy)", [env.go, "mod", "tidy"], workdir, env, progress)
+    run_go(f"resolve {recipe} modules (go mod tidy)", [env.go, "mod", "tidy"], workdir, env, progress)
     return ldflags
 
 
@@ -207,5 +207,5 @@ def build(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib.Pa
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_suffix(".part")
         progress(f"{comp.name}: building {comp.package} {comp.version} from Go modules")
-        _run(f"go build {comp.name}", [env.go, "build", "-ldflags", ldflags, "-o", str(tmp), comp.package], workdir, env, progress)
+        run_go(f"go build {comp.name}", [env.go, "build", "-ldflags", ldflags, "-o", str(tmp), comp.package], workdir, env, progress)
         tmp.replace(dest)

@@ -91,7 +91,9 @@ def verify(component: versions.Component, binary: pathlib.Path) -> str:
     return next((line for line in printed.splitlines() if component.version_marker in line), printed.splitlines()[0])
 
 
-def _finish(component: versions.Component, root: pathlib.Path, via: str, origin: str) -> Resolved:
+def finish(component: versions.Component, root: pathlib.Path, via: str, origin: str) -> Resolved:
+    """A binary just put in the cache: checked with its version command, then stamped (the stamp
+    is what makes a later cache hit)."""
     binary = cache.binary_path(component, root)
     line = verify(component, binary)
     cache.stamp_path(component, root).write_text(f"{via} {origin}\n{line}\n")
@@ -165,7 +167,7 @@ def install_components(
                 continue
             try:
                 url = release.download(comp, cache.binary_path(comp, root), arch, progress)
-                resolved[comp.name] = _finish(comp, root, "release", url)
+                resolved[comp.name] = finish(comp, root, "release", url)
                 progress(f"{comp.name}: installed from the release download")
             except errors.ReleaseUnavailable as err:
                 if source == "release":
@@ -181,7 +183,7 @@ def install_components(
                 version = group[0].version
                 gobuild.build(recipe, group, cache.build_dir(recipe, version, root), lambda c: cache.bin_dir(c, root), env, progress)
                 for comp in group:
-                    resolved[comp.name] = _finish(comp, root, "go", f"{recipe} recipe")
+                    resolved[comp.name] = finish(comp, root, "go", f"{recipe} recipe")
         if missing:
             progress(f"toolchain: ready in {time.monotonic() - started:.0f}s")
     return {c.name: resolved[c.name] for c in wanted}

@@ -98,6 +98,10 @@ COMPONENTS: tuple[Component, ...] = (
 # above (COMPONENTS), so a cluster start never builds it. The newest v1.13 release; v1.13's go.mod
 # pins Kubernetes v1.33.2, the version the cluster runs, so the two builds share Go's caches.
 VOLCANO_VERSION = "v1.13.3"
+# The first release whose go.mod replaces volcano.sh/apis with a folder of its own repository
+# (`=> ./staging/src/volcano.sh/apis`): it and every later one build only from a checkout of the
+# tag (toolchain/volcano_source.py), never as a module.
+VOLCANO_CHECKOUT_FROM = "v1.14.0"
 VOLCANO_MODULE = "volcano.sh/volcano"
 # The binaries the adapter runs, and their main packages inside the module (upstream: cmd/).
 VOLCANO_BINARIES: tuple[tuple[str, str], ...] = (

@@ -1,9 +1,11 @@
 """Where the `volcano` adapter's binaries and CRDs come from.
 
 Binaries: `VCK_VOLCANO_BIN=DIR` when set (prebuilt, used as they are), else the toolchain cache,
-built there from the `volcano.sh/volcano` Go module on first use (minutes: see docs/volcano.md).
-CRDs: `VCK_VOLCANO_CRDS=DIR` when set, else the module's own `config/crd/volcano/bases` and
-`config/crd/jobflow/bases`, read from the Go module cache (the same download the build used).
+built there on first use (minutes: see docs/volcano.md): from the `volcano.sh/volcano` Go module
+for a release whose go.mod allows it (up to v1.13), from a checkout of the tag for a later one
+(toolchain/volcano_source.py).
+CRDs: `VCK_VOLCANO_CRDS=DIR` when set, else the release's own `config/crd/volcano/bases` and
+`config/crd/jobflow/bases`, read from its source (the Go module cache, or the checkout).
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ import re
 import subprocess
 import sys
 
-from conformance.toolchain import errors, gobuild, install, versions, volcano
+from conformance.toolchain import (
+    errors,
+    gobuild,
+    install,
+    versions,
+    volcano,
+    volcano_source,
+)
 
 CRDS_ENV = "VCK_VOLCANO_CRDS"
 # Upstream: config/crd/volcano/bases (batch, bus, scheduling, nodeinfo, topology) and
@@ -33,13 +42,18 @@ def binaries(version: str, root: pathlib.Path | None = None, progress: install.P
     explicit = os.environ.get(volcano.BIN_ENV)
     if explicit:
         return volcano.prebuilt(names, pathlib.Path(explicit).expanduser())
+    if volcano_source.needs_checkout(version):
+        return volcano_source.binaries(volcano_source.release_tree(version, root, progress), root, progress)
     # Its own lock: a cluster start (which takes the toolchain's) never waits for this build.
     resolved = install.install_components(versions.volcano_components(version), source="go", root=root, progress=progress, lock="volcano.lock")
     return {name: item.path for name, item in resolved.items()}
 
 
 def source_dir(version: str, progress: install.Progress = _stderr) -> pathlib.Path:
-    """The module's source folder in Go's module cache (downloaded if missing)."""
+    """The release's source folder: in Go's module cache (downloaded if missing), or, for a
+    release that builds only from a checkout, the tag's extracted tree."""
+    if volcano_source.needs_checkout(version):
+        return volcano_source.release_tree(version, progress=progress).path
     # Quietly: the module is usually in Go's cache already and this is a lookup, not a build.
     env = gobuild.find_go(lambda _: None)
     module = f"{versions.VOLCANO_MODULE}@{volcano.check_version(version)}"
@@ -72,10 +86,14 @@ def _cached_source(env: gobuild.GoEnv, version: str) -> pathlib.Path | None:
     return folder if (folder / "go.mod").is_file() else None
 
 
-def crd_files(version: str, progress: install.Progress = _stderr) -> list[pathlib.Path]:
-    """Every CRD manifest to install, in a stable order."""
+def crd_files(version: str, progress: install.Progress = _stderr, source: pathlib.Path | None = None) -> list[pathlib.Path]:
+    """Every CRD manifest to install, in a stable order: VCK_VOLCANO_CRDS's, else those of the
+    given source tree, else of the release's source."""
     explicit = os.environ.get(CRDS_ENV)
-    folders = [pathlib.Path(explicit).expanduser()] if explicit else [source_dir(version, progress) / f for f in CRD_FOLDERS]
+    if explicit:
+        folders = [pathlib.Path(explicit).expanduser()]
+    else:
+        folders = [(source or source_dir(version, progress)) / f for f in CRD_FOLDERS]
     files = sorted(p for folder in folders if folder.is_dir() for p in folder.glob("*.yaml"))
     if not files:
         where = ", ".join(str(f) for f in folders)

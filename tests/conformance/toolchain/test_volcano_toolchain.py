@@ -82,7 +82,8 @@ def test_registry_accepts_volcano_and_a_version(tmp_path: pathlib.Path, monkeypa
     caps = default.capabilities()
     assert {"action:enqueue", "plugin:gang", "plugin:conformance", "admission:job", "jobplugin:ray", "controller:queue"} <= caps
     assert not {c for c in caps if "gpu-aware" in c or "gpu-podaffinity" in c}
-    assert default.versions() == {"implementation": f"volcano {versions.VOLCANO_VERSION}"}
+    assert default.versions() == {"implementation": f"volcano {versions.VOLCANO_VERSION}", "release": versions.VOLCANO_VERSION}
+    assert (default.volcano_release(), pinned.volcano_release()) == (versions.VOLCANO_VERSION, "v1.12.2")
 
 
 def test_prebuilt_binaries_are_used_as_they_are(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,12 @@ from conformance.toolchain import errors, install, versions
 
 
 def _toolchain_install(args: argparse.Namespace) -> int:
-    resolved = api.install_toolchain(api.ToolchainConfig(args.components, args.source))
+    try:
+        kube = versions.kube_version(args.kube_version) if args.kube_version else versions.KUBERNETES_VERSION
+    except ValueError as err:
+        print(f"vck toolchain install: {err}", file=sys.stderr)
+        return 2
+    resolved = api.install_toolchain(api.ToolchainConfig(args.components, args.source, kube))
     for name, item in resolved.items():
         print(f"{name:<24} {item.component.version:<10} {item.via:<8} {item.path}")
     return 0
@@ -36,8 +41,18 @@ def _toolchain_list(args: argparse.Namespace) -> int:
 
 
 def _cluster_config(args: argparse.Namespace) -> api.ClusterConfig:
+    config = _cluster_config_of(args)
+    problems = config.backend.validate()
+    if problems:
+        for problem in problems:
+            print(f"vck cluster: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+    return config
+
+
+def _cluster_config_of(args: argparse.Namespace) -> api.ClusterConfig:
     return api.ClusterConfig(
-        backend=api.BackendConfig(args.backend, args.kubeconfig, args.context, getattr(args, "kind_workers", 0), getattr(args, "host_address", None)),
+        backend=api.BackendConfig(args.backend, args.kubeconfig, args.context, getattr(args, "kind_workers", 0), getattr(args, "host_address", None), getattr(args, "kube_version", None)),
         name=args.name, nodes=getattr(args, "nodes", None),
     )
 
@@ -112,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
         suites=[s for part in args.suite for s in part.split(",") if s],
         keyword=args.k,
         implementation=args.impl,
-        backend=api.BackendConfig(backend, args.kubeconfig, args.context, args.kind_workers, args.host_address),
+        backend=api.BackendConfig(backend, args.kubeconfig, args.context, args.kind_workers, args.host_address, args.kube_version),
         jobs=args.jobs,
         time_scale=args.time_scale,
         reports=pathlib.Path(args.reports),
@@ -251,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
     run.add_argument("--context", help="existing backend: the context to use")
     run.add_argument("--kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
+    run.add_argument("--kube-version", default=None, help=f"embedded backend: the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default: the one the implementation was built against, else {versions.KUBERNETES_VERSION})")
     run.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
     run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: embedded two per core, kind one per core, as memory allows, one per 4 scenarios, 8 at most; existing 1)")
     run.add_argument("--time-scale", type=float, default=1.0, help="stretch every window for slow clusters")
@@ -289,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     tinstall = tsub.add_parser("install", help="put every pinned component into the cache (cache, then release download, then go build)")
     tinstall.add_argument("components", nargs="*", help="only these components (default: all)")
     tinstall.add_argument("--source", choices=install.SOURCES, default="auto", help="auto: release download, falling back to go build (default)")
+    tinstall.add_argument("--kube-version", default=None, help=f"Kubernetes at this release, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default {versions.KUBERNETES_VERSION})")
     tinstall.set_defaults(func=_toolchain_install)
     tlist = tsub.add_parser("list", help="the pinned components and whether each is cached")
     tlist.set_defaults(func=_toolchain_list)
@@ -334,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
         if verb == "up":
             cmd.add_argument("--kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane")
             cmd.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster reaches it")
+            cmd.add_argument("--kube-version", default=None, help=f"embedded backend: the Kubernetes release, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default {versions.KUBERNETES_VERSION})")
             cmd.add_argument("--nodes", default=None, help=f"node groups, e.g. '4:cpu=8,memory=32Gi;2:nvidia.com/gpu=8,label:gpu=yes' (default: {nodes.DEFAULT_SPEC} nodes of {nodes.DEFAULT_CPU} cpu, {nodes.DEFAULT_MEMORY})")
         cmd.set_defaults(func=func)
     csub.add_parser("list", help="every cluster the kit started (embedded, kind), with its owner and whether the owner still runs").set_defaults(func=_cluster_list)

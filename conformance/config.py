@@ -21,6 +21,7 @@ from conformance.cluster import base, owners, registry
 from conformance.cluster import embedded as embedded_backend
 from conformance.impl import registry as impl_registry
 from conformance.scenario import loader, models
+from conformance.toolchain import versions
 
 KIT_VERSION = "0.1.0"
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -59,6 +60,9 @@ class BackendConfig:
     # cluster's API server reaches it (for the implementation's webhook).
     kind_workers: int = option(0, "--vck-kind-workers", "kind backend: real workers beside the control plane", "int")
     host_address: str | None = option(None, "--vck-host-address", "existing backend: this machine's address as the cluster's API server reaches it")
+    # The Kubernetes release an embedded cluster runs (a pinned one, versions.KUBERNETES_RELEASES);
+    # None: the implementation's own (a Volcano release's go.mod minor), else the default.
+    kube_version: str | None = option(None, "--vck-kube-version", "embedded backend: the Kubernetes release to run (a minor such as 1.34)")
 
     def validate(self) -> list[str]:
         problems = []
@@ -66,12 +70,21 @@ class BackendConfig:
             problems.append(f"backend {self.name!r}: use one of {', '.join(registry.BACKENDS)}")
         if self.kind_workers < 0:
             problems.append(f"--kind-workers {self.kind_workers}: must be 0 or more")
+        if self.kube_version is not None:
+            try:
+                versions.kube_version(self.kube_version)
+            except ValueError as err:
+                problems.append(str(err))
+            if self.name != "embedded" and self.kube_version.lstrip("v").split(".")[:2] != versions.KUBERNETES_VERSION.lstrip("v").split(".")[:2]:
+                # kind's node image and an existing cluster run the Kubernetes they have.
+                problems.append(f"--kube-version {self.kube_version}: only the embedded backend chooses its Kubernetes ({self.name} runs {'its own' if self.name == 'existing' else versions.KUBERNETES_VERSION})")
         return problems
 
     def backend(self, progress: embedded_backend.Progress | None = None, owner: owners.Owner | None = None) -> base.ClusterBackend:
         return registry.backend(
             self.name, kubeconfig=self.kubeconfig, context=self.context, owner=owner, progress=progress,
             kind_workers=self.kind_workers, host_address=self.host_address,
+            kube_version=versions.kube_version(self.kube_version) if self.kube_version else None,
         )
 
     def preflight(self) -> list[str]:

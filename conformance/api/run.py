@@ -140,15 +140,17 @@ def run(config: run_config.RunConfig, progress: Callable[[str], None] = _stderr)
         # The busy processes of --stress run for the whole run, its setup included.
         with stress.busy(config.stress), owners.claimed_for_this_run() as owner:
             try:
+                # The implementation's own build (Volcano's binaries: minutes, the first time),
+                # once for every worker, its progress seen, its time the run's setup.
+                implementation = impl_registry.implementation(config.implementation)
+                prepare = getattr(implementation, "prepare", None)
+                if prepare is not None:
+                    setup_s.update(_timed("implementation build", lambda: prepare(progress)))
+                kube = _kubernetes(config, implementation, progress)
                 # Every backend runs the toolchain's binaries (the embedded cluster; kwok on kind
                 # and existing clusters): made ready here, where its progress is seen, rather
                 # than in a worker behind pytest's capture; inside the deadline like the rest.
-                setup_s.update(_timed("toolchain", lambda: install.install(progress=progress)))
-                # The implementation's own build too (Volcano's binaries: minutes, the first
-                # time), once for every worker, its progress seen, its time the run's setup.
-                prepare = getattr(impl_registry.implementation(config.implementation), "prepare", None)
-                if prepare is not None:
-                    setup_s.update(_timed("implementation build", lambda: prepare(progress)))
+                setup_s.update(_timed("toolchain", lambda: install.install(progress=progress, kube=kube)))
                 code = pytest.main(pytest_args(config), plugins=[collector])
                 # The run is over: a deadline passing during the clean-up below changes nothing.
                 interrupts.RECORD.disarm()
@@ -167,6 +169,19 @@ def run(config: run_config.RunConfig, progress: Callable[[str], None] = _stderr)
     collected.setup_s = {**setup_s, **collected.setup_s}
     written = write(config, run_id, collected)
     return RunOutcome(run_id, written.folder, written.run, score.certified(written.run), int(code))
+
+
+def _kubernetes(config: run_config.RunConfig, implementation: object, progress: Callable[[str], None]) -> str:
+    """The Kubernetes release the run's clusters run: the one asked for, else for an embedded
+    cluster the minor the implementation was built against (a Volcano release's go.mod; the
+    nearest pinned one), else the default. Written into the configuration, so every worker
+    starts the same."""
+    if config.backend.kube_version is None and config.backend.name == "embedded":
+        built_for = getattr(implementation, "kubernetes_version", lambda: None)()
+        if built_for:
+            config.backend.kube_version = versions.nearest_kube(built_for)
+            progress(f"kubernetes: {config.backend.kube_version} (the implementation was built against {built_for})")
+    return versions.kube_version(config.backend.kube_version) if config.backend.kube_version else versions.KUBERNETES_VERSION
 
 
 def _timed(name: str, work: Callable[[], object]) -> dict[str, float]:
@@ -189,7 +204,7 @@ def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected
         backend=config.backend.name,
         versions={
             "kit": run_config.KIT_VERSION,
-            "kubernetes": versions.KUBERNETES_VERSION,
+            "kubernetes": versions.kube_version(config.backend.kube_version) if config.backend.kube_version else versions.KUBERNETES_VERSION,
             "etcd": versions.ETCD_VERSION,
             "kwok": versions.KWOK_VERSION,
             **impl_versions,

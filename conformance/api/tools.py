@@ -26,10 +26,12 @@ class ToolchainConfig:
     # Only these components (versions.COMPONENTS' names); empty: all.
     components: Sequence[str] = ()
     source: install.Source = "auto"
+    # Kubernetes' components at this pinned release.
+    kube: str = versions.KUBERNETES_VERSION
 
 
 def install_toolchain(config: ToolchainConfig, progress: Callable[[str], None] = _stderr) -> dict[str, install.Resolved]:
-    return install.install(config.components, source=config.source, progress=progress)
+    return install.install(config.components, source=config.source, progress=progress, kube=config.kube)
 
 
 def toolchain_status() -> list[tuple[versions.Component, pathlib.Path | None]]:

@@ -64,16 +64,19 @@ class EmbeddedBackend:
         self,
         state_root: pathlib.Path | None = None,
         progress: Progress = _stderr,
-        tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
+        tools: Callable[[], Mapping[str, pathlib.Path]] | None = None,
         owner: owners.Owner | None = None,
         audit_policy: Mapping[str, Any] | None = None,
+        kube_version: str = versions.KUBERNETES_VERSION,
     ) -> None:
         self.state_root = state_root or cache.state_dir()
+        # The Kubernetes release the cluster runs (one of versions.KUBERNETES_RELEASES).
+        self.kube_version = kube_version
         # An audit policy (audit.k8s.io/v1 Policy) makes the API server log the requests it
         # selects to audit_log(cluster): the bench's timings. None: no audit log.
         self.audit_policy = audit_policy
         self.progress = progress
-        self.tools = tools
+        self.tools: Callable[[], Mapping[str, pathlib.Path]] = tools or (lambda: install.paths(kube=kube_version))
         # The process a cluster started here belongs to (a run, a test session); None for one
         # started by hand (`vck cluster up`), which stays until `vck cluster down`.
         self.owner = owner
@@ -96,6 +99,8 @@ class EmbeddedBackend:
     def _env(self, cluster: str) -> dict[str, str]:
         env = dict(os.environ)
         env["KWOK_WORKDIR"] = str(self._kwok_workdir(cluster))
+        # kwokctl shapes the control plane's flags by the Kubernetes release it runs.
+        env["KWOK_KUBE_VERSION"] = self.kube_version
         env.pop("KUBECONFIG", None)
         return env
 

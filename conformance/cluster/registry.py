@@ -6,6 +6,7 @@ import pathlib
 from typing import TypedDict
 
 from conformance.cluster import base, embedded, existing, kind, owners
+from conformance.toolchain import versions
 
 BACKENDS = ("embedded", "kind", "existing")
 
@@ -22,15 +23,17 @@ def backend(
     progress: embedded.Progress | None = None,
     kind_workers: int = 0,
     host_address: str | None = None,
+    kube_version: str | None = None,
 ) -> base.ClusterBackend:
     """`owner`: the process a cluster the kit creates belongs to (embedded, kind: removed with it;
     see owners.py);
     `progress`: where lines about a slow start go (default: stderr); `kind_workers`: real kind
     workers beside the control plane; `host_address`: this machine's address as an existing
-    cluster's API server reaches it (default: the address it is reached from)."""
+    cluster's API server reaches it (default: the address it is reached from); `kube_version`: the
+    pinned Kubernetes release an embedded cluster runs (None: the default)."""
     said: _Said = {"progress": progress} if progress else {}
     if name == "embedded":
-        return embedded.EmbeddedBackend(owner=owner, **said)
+        return embedded.EmbeddedBackend(owner=owner, kube_version=kube_version or versions.KUBERNETES_VERSION, **said)
     if name == "kind":
         return kind.KindBackend(workers=kind_workers, owner=owner, **said)
     if name == "existing":

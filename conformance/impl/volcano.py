@@ -125,6 +125,16 @@ class Volcano(three_parts.ThreeParts):
         # Volcano's webhook refuses Jobs sent to it.
         self._wait_default_queues(cluster)
 
+    def kubernetes_version(self) -> str | None:
+        """The Kubernetes release this Volcano was built against (its go.mod's k8s.io/kubernetes):
+        a run judges it on that minor unless told otherwise. None when the source is not at hand."""
+        self._resolve()
+        gomod = (self._source / "go.mod") if self._source is not None else None
+        if gomod is None or not gomod.is_file():
+            return None
+        found = re.search(r"^\s*k8s\.io/kubernetes\s+(v\d+\.\d+\.\d+)", gomod.read_text(), re.MULTILINE)
+        return found.group(1) if found else None
+
     def prepare(self, progress: Callable[[str], None]) -> None:
         """Build the binaries into the cache (minutes, the first time), before any worker starts:
         `vck run` calls this once, where the build's progress is seen and its time is the run's

@@ -102,20 +102,19 @@ def run_go(step: str, argv: Sequence[str], cwd: pathlib.Path, env: GoEnv, progre
     return proc.stdout
 
 
-def _kubernetes_replaces(env: GoEnv, workdir: pathlib.Path, progress: Progress) -> dict[str, str]:
+def _kubernetes_gomod(env: GoEnv, workdir: pathlib.Path, progress: Progress, kube: str) -> str:
+    out = run_go(f"download k8s.io/kubernetes@{kube}", [env.go, "mod", "download", "-json", f"k8s.io/kubernetes@{kube}"], workdir, env, progress)
+    return pathlib.Path(json.loads(out)["GoMod"]).read_text()
+
+
+def _kubernetes_replaces(env: GoEnv, workdir: pathlib.Path, progress: Progress, kube: str = versions.KUBERNETES_VERSION, gomod: str | None = None) -> dict[str, str]:
     """Every staging module Kubernetes' go.mod replaces locally, mapped to its published version."""
-    out = run_go(
-        f"download k8s.io/kubernetes@{versions.KUBERNETES_VERSION}",
-        [env.go, "mod", "download", "-json", f"k8s.io/kubernetes@{versions.KUBERNETES_VERSION}"],
-        workdir,
-        env,
-        progress,
-    )
-    gomod = pathlib.Path(json.loads(out)["GoMod"]).read_text()
+    gomod = gomod if gomod is not None else _kubernetes_gomod(env, workdir, progress, kube)
     modules = sorted(set(_STAGING_REPLACE.findall(gomod)))
     if not modules:
         raise errors.ToolchainError("read Kubernetes go.mod", "found no staging replace lines", "report this: the recipe needs updating")
-    return {m: versions.KUBERNETES_STAGING_OVERRIDES.get(m, versions.KUBERNETES_STAGING_VERSION) for m in modules}
+    overrides = versions.KUBERNETES_STAGING_OVERRIDES.get(kube, {})
+    return {m: overrides.get(m, versions.staging_version(kube)) for m in modules}
 
 
 def _volcano_gomod(version: str, env: GoEnv, workdir: pathlib.Path, progress: Progress) -> str:
@@ -132,9 +131,8 @@ def _volcano_gomod(version: str, env: GoEnv, workdir: pathlib.Path, progress: Pr
     return gomod.read_text()
 
 
-def _kube_ldflags() -> str:
+def _kube_ldflags(v: str = versions.KUBERNETES_VERSION) -> str:
     """Stamp the real version into the binaries, as Kubernetes' own build does."""
-    v = versions.KUBERNETES_VERSION
     major, minor = v.lstrip("v").split(".")[:2]
     flags = ["-s", "-w"]
     for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
@@ -158,16 +156,19 @@ def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib
     workdir.mkdir(parents=True, exist_ok=True)
     # Every component the recipe knows, whichever are wanted: one tidy resolves the modules of all,
     # so building the others later never edits a resolved wrapper.
-    mine = [c for c in (*versions.COMPONENTS, *versions.kind_components()) if c.recipe == recipe]
+    kube = wanted[0].version if recipe == "kubernetes" else versions.KUBERNETES_VERSION
+    mine = [c for c in (*versions.components(kube), *versions.kind_components()) if c.recipe == recipe]
     if recipe == "kubernetes":
-        replaces = _kubernetes_replaces(env, workdir, progress)
+        kube_gomod = _kubernetes_gomod(env, workdir, progress, kube)
+        replaces = _kubernetes_replaces(env, workdir, progress, kube, kube_gomod)
         lines = "\n".join(f"\t{m} => {m} {v}" for m, v in replaces.items())
+        # The wrapper declares at least the Go of Kubernetes' own go.mod.
         gomod = (
-            f"module vck.local/toolchain/kubernetes\n\ngo 1.24.0\n\n"
-            f"require k8s.io/kubernetes {versions.KUBERNETES_VERSION}\n\nreplace (\n{lines}\n)\n"
+            f"module vck.local/toolchain/kubernetes\n\ngo {volcano.go_directive(kube_gomod)}\n\n"
+            f"require k8s.io/kubernetes {kube}\n\nreplace (\n{lines}\n)\n"
         )
         (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))
-        ldflags = _kube_ldflags()
+        ldflags = _kube_ldflags(kube)
     elif recipe == "etcd":
         gomod = f"module vck.local/toolchain/etcd\n\ngo 1.23\n\nrequire go.etcd.io/etcd/server/v3 {versions.ETCD_VERSION}\n"
         # etcd's own main package lives in a module with local replaces; this one-line main calls

@@ -105,9 +105,11 @@ def install(
     source: Source = "auto",
     root: pathlib.Path | None = None,
     progress: Progress = _stderr,
+    kube: str = versions.KUBERNETES_VERSION,
 ) -> dict[str, Resolved]:
-    """Make every named component (all when empty) present in the cache; return where each is."""
-    wanted = [versions.component(n) for n in names] if names else list(versions.COMPONENTS)
+    """Make every named component (all when empty) present in the cache, Kubernetes' at `kube`;
+    return where each is."""
+    wanted = [versions.component(n, kube) for n in names] if names else list(versions.components(kube))
     return install_components(wanted, source, root, progress)
 
 
@@ -189,6 +191,6 @@ def install_components(
     return {c.name: resolved[c.name] for c in wanted}
 
 
-def paths(root: pathlib.Path | None = None) -> dict[str, pathlib.Path]:
+def paths(root: pathlib.Path | None = None, kube: str = versions.KUBERNETES_VERSION) -> dict[str, pathlib.Path]:
     """Where each component is, installing what is missing (the call every cluster start makes)."""
-    return {name: r.path for name, r in install(root=root).items()}
+    return {name: r.path for name, r in install(root=root, kube=kube).items()}

@@ -1,21 +1,49 @@
 """The one place that declares which versions of the cluster's components the kit runs.
 
-Kubernetes is pinned to v1.33.2: the newest minor Volcano v1.13 supports, and the exact version
-Volcano v1.13's go.mod requires, so a later Volcano build shares the Go module downloads and the
-build cache with this toolchain. etcd is the 3.5 release Kubernetes 1.33 was tested with.
+Kubernetes runs at one of a pinned set of releases (`--kube-version`), one per minor, each the
+exact version the Volcano release of that minor pins in its go.mod (v1.11: 1.31.3, v1.12: 1.32.2,
+v1.13: 1.33.2, v1.14: 1.34.1, v1.15: 1.35.3), so a Volcano build shares the Go module downloads
+and the build cache with the cluster it is judged on. The default is v1.33.2 (the pinned Volcano
+release's). etcd is the 3.5 release Kubernetes 1.33 was tested with; the API servers of every
+pinned minor talk to it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 KUBERNETES_VERSION = "v1.33.2"
+KUBERNETES_RELEASES: dict[str, str] = {"1.31": "v1.31.3", "1.32": "v1.32.2", "1.33": "v1.33.2", "1.34": "v1.34.1", "1.35": "v1.35.3"}
 # The staging modules (k8s.io/api, k8s.io/client-go, ...) are published as v0.<minor>.<patch>.
 KUBERNETES_STAGING_VERSION = "v0.33.2"
-# Staging modules whose pinned patch release the module proxy does not serve. k8s.io/externaljwt
-# holds only generated gRPC API types, identical across 0.33 patch releases; v0.33.13 is the one
-# 0.33 release the proxy has.
-KUBERNETES_STAGING_OVERRIDES: dict[str, str] = {"k8s.io/externaljwt": "v0.33.13"}
+# Staging modules whose pinned patch release the module proxy does not serve, per Kubernetes
+# release. k8s.io/externaljwt holds only generated gRPC API types, identical across the patch
+# releases of a minor; v0.33.13 is the one 0.33 release the proxy has.
+KUBERNETES_STAGING_OVERRIDES: dict[str, dict[str, str]] = {"v1.33.2": {"k8s.io/externaljwt": "v0.33.13"}, "v1.32.2": {"k8s.io/externaljwt": "v0.32.13"}}
+
+
+def staging_version(kube: str) -> str:
+    """The staging modules' version of a Kubernetes release (v1.34.1 -> v0.34.1)."""
+    return "v0." + kube.lstrip("v").split(".", 1)[1]
+
+
+def kube_version(text: str) -> str:
+    """A pinned Kubernetes release from what a user writes (`1.34`, `v1.34`, `v1.34.1`);
+    ValueError names the pinned ones."""
+    found = re.fullmatch(r"v?(\d+\.\d+)(\.\d+)?", text.strip())
+    pinned = KUBERNETES_RELEASES.get(found.group(1)) if found else None
+    if pinned is None or (found is not None and found.group(2) and pinned != "v" + text.strip().lstrip("v")):
+        raise ValueError(f"--kube-version {text!r}: the kit runs {', '.join(KUBERNETES_RELEASES.values())} (give a minor such as 1.34)")
+    return pinned
+
+
+def nearest_kube(version: str) -> str:
+    """The pinned release of a Kubernetes version's minor, else the nearest pinned minor (for a
+    Volcano release built against a minor the kit does not pin)."""
+    minor = tuple(int(n) for n in version.lstrip("v").split(".")[:2])
+    pinned = {tuple(int(n) for n in k.split(".")): v for k, v in KUBERNETES_RELEASES.items()}
+    return pinned[min(pinned, key=lambda m: (abs(m[1] - minor[1]) if m[0] == minor[0] else 99, -m[1]))]
 ETCD_VERSION = "v3.5.21"
 KWOK_VERSION = "v0.7.0"
 # The oldest Go that builds all of the above (Kubernetes 1.33's go.mod says go 1.24.0).
@@ -48,17 +76,17 @@ class Component:
         return f"{self.name}-{self.version}"
 
 
-def _kube(name: str) -> Component:
+def _kube(name: str, kube: str = KUBERNETES_VERSION) -> Component:
     url = "https://dl.k8s.io/release/{version}/bin/linux/{arch}/" + name
     return Component(
         name=name,
-        version=KUBERNETES_VERSION,
+        version=kube,
         release_url=url,
         release_member="",
         release_sha256_url=url + ".sha256",
         recipe="kubernetes",
         package=f"k8s.io/kubernetes/cmd/{name}",
-        version_marker=KUBERNETES_VERSION,
+        version_marker=kube,
     )
 
 
@@ -72,6 +100,16 @@ def _kwok(name: str) -> Component:
         recipe="kwok",
         package=f"sigs.k8s.io/kwok/cmd/{name}",
         version_marker=KWOK_VERSION.lstrip("v"),
+    )
+
+
+def components(kube: str = KUBERNETES_VERSION) -> tuple[Component, ...]:
+    """The cluster toolchain with Kubernetes at `kube` (one of KUBERNETES_RELEASES' values)."""
+    return (
+        _kube("kube-apiserver", kube),
+        _kube("kube-controller-manager", kube),
+        dataclasses.replace(_kube("kubectl", kube), version_args=("version", "--client")),
+        *COMPONENTS[3:],
     )
 
 
@@ -184,9 +222,9 @@ def volcano_components(version: str = VOLCANO_VERSION) -> tuple[Component, ...]:
     )
 
 
-def component(name: str) -> Component:
-    """The declared component called `name`; KeyError names the known ones."""
-    for comp in COMPONENTS:
+def component(name: str, kube: str = KUBERNETES_VERSION) -> Component:
+    """The declared component called `name` (Kubernetes' at `kube`); KeyError names the known ones."""
+    for comp in components(kube):
         if comp.name == name:
             return comp
     known = ", ".join(c.name for c in COMPONENTS)

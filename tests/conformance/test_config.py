@@ -19,7 +19,7 @@ def _settings(run: config.RunConfig) -> dict[str, object]:
 
 def test_a_run_travels_whole_and_comes_back_equal() -> None:
     run = config.RunConfig(
-        backend=config.BackendConfig("existing", "/tmp/kubeconfig", "ctx", 0, "10.0.0.1"),
+        backend=config.BackendConfig("embedded", "/tmp/kubeconfig", "ctx", 0, "10.0.0.1", "1.34"),
         scenarios=(pathlib.Path("/tmp/a"), pathlib.Path("/tmp/b")), suites=("gang",), keyword="gang and not x",
         implementation="reference:broken=gang", jobs=1, time_scale=2.5, reports=pathlib.Path("/tmp/reports"), run_id="r",
         timeout_s=60.0, repeat=3, stress=2, durations=pathlib.Path("/tmp/old.json"),
@@ -54,3 +54,6 @@ def test_settings_are_validated_in_one_place() -> None:
         assert any(expected in p for p in found), (expected, found)
     shared = config.RunConfig(backend=config.BackendConfig("existing"), jobs=3)
     assert any("an existing cluster is shared" in p for p in shared.validate_settings())
+    assert any("the kit runs v1.31.3" in p for p in config.BackendConfig(kube_version="1.29").validate())
+    assert any("only the embedded backend chooses its Kubernetes" in p for p in config.BackendConfig("kind", kube_version="1.35").validate())
+    assert not config.BackendConfig(kube_version="v1.35").validate()

@@ -221,6 +221,27 @@ def test_unreachable_release_site_builds_everything_from_go_modules(root: pathli
     assert any("cannot reach 127.0.0.1:9" in line for line in lines)
 
 
+def test_another_pinned_kubernetes_is_built_at_its_own_release(root: pathlib.Path, fake_go: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--kube-version 1.34`: Kubernetes' components at v1.34.1, their staging modules at v0.34.1,
+    stamped so, cached apart from the default release's; etcd and kwok are shared."""
+    kube = versions.kube_version("1.34")
+    monkeypatch.setenv("FAKE_GO_LINES", json.dumps({**VERSION_LINES, "kube-apiserver": "Kubernetes v1.34.1", "kubectl": "Client Version: v1.34.1"}))
+    resolved = install.install(["kube-apiserver", "kubectl", "etcd"], source="go", root=root, progress=lambda _: None, kube=kube)
+    assert resolved["kube-apiserver"].path == cache.binary_path(versions.component("kube-apiserver", kube), root)
+    assert "kube-apiserver-v1.34.1" in str(resolved["kube-apiserver"].path) and "etcd-v3.5.21" in str(resolved["etcd"].path)
+    argvs = [c["argv"] for c in _calls(fake_go)]
+    assert ["mod", "download", "-json", "k8s.io/kubernetes@v1.34.1"] in argvs
+    gomod = (cache.build_dir("kubernetes", kube, root) / "go.mod").read_text()
+    assert "require k8s.io/kubernetes v1.34.1" in gomod and "k8s.io/api => k8s.io/api v0.34.1" in gomod
+    assert "externaljwt => k8s.io/externaljwt v0.34.1" in gomod, "the 1.33 substitution stays with 1.33"
+    build = next(a for a in argvs if a[0] == "build" and a[-1].endswith("kube-apiserver"))
+    assert "k8s.io/component-base/version.gitVersion=v1.34.1" in build[build.index("-ldflags") + 1]
+
+
+def test_a_kubernetes_the_kit_does_not_pin_is_judged_on_the_nearest_pinned_minor() -> None:
+    assert versions.nearest_kube("v1.30.2") == "v1.31.3" and versions.nearest_kube("v1.36.0") == "v1.35.3"
+
+
 def test_source_go_never_downloads(site: ReleaseSite, root: pathlib.Path, fake_go: pathlib.Path) -> None:
     _publish_all(site, install.go_arch())
     resolved = install.install(["etcd"], source="go", root=root, progress=lambda _: None)

@@ -18,6 +18,7 @@ from conformance.bench import scheduler as bench
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
 from conformance.report import attempts, diff, score, timing
+from conformance.report import matrix as matrix_report
 from conformance.scenario import durations, validate
 from conformance.toolchain import errors, install, versions
 
@@ -182,6 +183,42 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if outcome.certified else 1
 
 
+def _matrix(args: argparse.Namespace) -> int:
+    impls = [s for part in args.implementations for s in part.split(",") if s]
+    run = api.RunConfig(
+        scenarios=[pathlib.Path(p) for p in args.paths] or [api.DEFAULT_SCENARIOS],
+        suites=[s for part in args.suite for s in part.split(",") if s],
+        keyword=args.k, backend=api.BackendConfig(kube_version=args.kube_version), jobs=args.jobs, reports=pathlib.Path(args.reports),
+    )
+    bench_config = bench.BenchConfig(nodes=args.bench_nodes, pods=args.bench_pods, gang=args.bench_gang) if args.bench else None
+    config = api.MatrixConfig(impls, run, args.matrix_id, bench_config)
+    problems = config.validate()
+    if problems:
+        for problem in problems:
+            print(f"vck matrix: {problem}", file=sys.stderr)
+        return 2
+    outcome = api.run_matrix(config, lambda text: print(text, file=sys.stderr, flush=True))
+    print()
+    for column in outcome.columns:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(api_matrix_summary(column).items()))
+        print(f"{column.implementation:<28} Kubernetes {column.kubernetes:<9} {counts}")
+    changed = [row for row in outcome.rows if row.changes()]
+    print(f"{len(changed)} of {len(outcome.rows)} scenarios change verdict between neighbouring columns")
+    for row in changed:
+        print(f"  {row.suite}/{row.id}: {' -> '.join(v or 'absent' for v in row.verdicts)}")
+    for spec in outcome.missing:
+        print(f"vck matrix: {spec}: no report was written", file=sys.stderr)
+    print(f"report: {outcome.folder}/index.html, matrix.json")
+    return 1 if outcome.missing else 0
+
+
+def api_matrix_summary(column: matrix_report.Column) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for sc in column.run.scenarios:
+        counts[sc.status.value] = counts.get(sc.status.value, 0) + 1
+    return counts
+
+
 def _list(args: argparse.Namespace) -> int:
     found, problems = api.list_scenarios(api.ListConfig([pathlib.Path(p) for p in args.paths] or [api.DEFAULT_SCENARIOS]))
     for sc in sorted(found, key=lambda s: (s.suite, s.id)):
@@ -278,6 +315,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--repeat", type=int, default=1, help="run every selected scenario N times, interleaved and spread over the workers; a scenario whose attempts end differently is FLAKY and the run is not certified (docs/flakes.md)")
     run.add_argument("--stress", type=int, default=0, help="keep N busy CPU processes running beside the run, for all of it: hunt flakes that need a busy machine (docs/flakes.md)")
     run.set_defaults(func=_run)
+
+    mat = sub.add_parser("matrix", help="the same scenarios against several implementations (Volcano releases, the reference), one report side by side")
+    mat.add_argument("implementations", nargs=1, help="comma-separated: volcano:v1.12.4,volcano:v1.13.3,volcano:v1.15.1,reference")
+    mat.add_argument("paths", nargs="*", help=f"scenario files or folders (default: {api.DEFAULT_SCENARIOS})")
+    mat.add_argument("--suite", action="append", default=[], help="only these suites (comma-separated, repeatable)")
+    mat.add_argument("-k", default=None, help="only scenarios whose id matches this pytest -k expression")
+    mat.add_argument("--jobs", default=parallel.AUTO, help="parallel workers of each run (default: auto)")
+    mat.add_argument("--kube-version", default=None, help="every column on this Kubernetes (default: each on the minor it was built for)")
+    mat.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where the matrix's folder goes")
+    mat.add_argument("--matrix-id", default=None, help="the matrix folder's name (default: matrix-<time>)")
+    mat.add_argument("--bench", action="store_true", help="also the scheduler bench per implementation, on the same cluster shape")
+    mat.add_argument("--bench-nodes", type=int, default=50)
+    mat.add_argument("--bench-pods", type=int, default=1000)
+    mat.add_argument("--bench-gang", type=int, default=10)
+    mat.set_defaults(func=_matrix)
 
     dif = sub.add_parser("diff", help="every scenario whose verdict differs between two runs: a text table and a page with both timelines (exit 1 when any differs)")
     dif.add_argument("run_a", help="a report.json, a run folder, or a run id under --reports (`latest` too)")

@@ -2,6 +2,7 @@
 `validate()` where a config can be wrong), in sonobuoy's shape; one module per kind of operation.
 
     run(RunConfig)                  the conformance run: scenarios, verdicts, reports (run.py)
+    run_matrix(MatrixConfig)        one run per implementation, and their verdicts side by side
     list_scenarios(ListConfig)      validate_scenarios(ValidateConfig)   new_scenario(NewConfig)
     cluster_up/down/status(ClusterConfig)   list_clusters()   prune_clusters(PruneConfig)
     install_toolchain(ToolchainConfig)      toolchain_status()
@@ -24,6 +25,7 @@ from conformance.api.clusters import (
     list_clusters,
     prune_clusters,
 )
+from conformance.api.matrix import MatrixConfig, MatrixOutcome, run_matrix
 from conformance.api.run import (
     RunOutcome,
     WrittenRun,
@@ -64,7 +66,7 @@ from conformance.config import (
 
 __all__ = [
     "BackendConfig", "ClusterConfig", "ClusterInfo", "DEFAULT_REPORTS", "DEFAULT_SCENARIOS", "DiffConfig", "DiffOutcome", "KIT_VERSION",
-    "KindImageConfig", "ListConfig", "NewConfig", "PruneConfig", "RunConfig", "RunOutcome", "ToolchainConfig", "ValidateConfig",
+    "KindImageConfig", "ListConfig", "MatrixConfig", "MatrixOutcome", "run_matrix", "NewConfig", "PruneConfig", "RunConfig", "RunOutcome", "ToolchainConfig", "ValidateConfig",
     "WrittenRun", "bench_scheduler", "cluster_down", "cluster_status", "cluster_up", "diff_runs", "install_toolchain", "keyword_problems",
     "kind_image", "list_clusters", "list_scenarios", "new_run_id", "new_scenario", "preflight", "problems", "prune_clusters", "pytest_args",
     "run", "toolchain_status", "validate_scenarios", "write",

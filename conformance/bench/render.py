@@ -150,3 +150,24 @@ def page(report: figures.Report) -> str:
         f"<h1>{title}</h1>\n{chart(report)}\n<pre>{html.escape(text(report))}</pre>"
         "<p>Times are the API server's (its audit log); bench.json beside this page holds every figure.</p></body></html>\n"
     )
+
+
+def matrix_section(report: figures.Report) -> str:
+    """The bench's part of `vck matrix`'s page: one row per implementation."""
+    data = figures.to_json(report)
+    rows = "".join(
+        f"<tr><td>{html.escape(str(r['impl']))}</td><td>{r['binds_per_s']}</td><td>{r['ratio_to_ceiling']}</td><td>{r['bind_s']['p50']} / {r['bind_s']['p99']}</td>"
+        f"<td>{r['gang_s']['p50']} / {r['gang_s']['p99']}</td><td>{html.escape(str(_scheduler_usage(r['components'])))}</td></tr>"
+        for r in data["runs"]
+    )
+    return (
+        f"<h2>Scheduler bench</h2><p>{report.nodes} nodes, {report.pods} pods in gangs of {report.gang}, {html.escape(str(report.mode))}; "
+        f"ceiling {', '.join(str(c['binds_per_s']) for c in data['ceilings'])} binds/s</p>"
+        f"<table><tr><th>implementation</th><th>binds/s</th><th>of the ceiling</th><th>time to bind p50 / p99 (s)</th><th>time to whole gang p50 / p99 (s)</th><th>scheduler CPU s / peak MiB</th></tr>{rows}</table>"
+    )
+
+
+def _scheduler_usage(components: dict[str, dict[str, float]]) -> str:
+    """The scheduler process's CPU seconds and peak memory in one bench run."""
+    found = [(name, u) for name, u in components.items() if "scheduler" in name]
+    return ", ".join(f"{u['cpu_s']:.1f} / {u['rss_peak_mib']:.0f}" for _, u in found) or "-"

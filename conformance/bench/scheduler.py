@@ -42,6 +42,8 @@ class BenchConfig:
     impl: str = "reference"
     # A second implementation, run the same way right after the first.
     vs: str | None = None
+    # Any further ones (`vck matrix` benches every column), each run the same way in turn.
+    more: tuple[str, ...] = ()
     mode: str = measure.SCHEDULER_ONLY
     # podgroups (PodGroups and pods: the scheduler alone) or jobs (Volcano Jobs: end to end).
     workload: str | None = None
@@ -65,7 +67,7 @@ class BenchConfig:
     def impls(self) -> list[str]:
         if self.mode == CEILING:
             return []
-        return [self.impl] + ([self.vs] if self.vs else [])
+        return [self.impl] + ([self.vs] if self.vs else []) + list(self.more)
 
     def validate(self) -> list[str]:
         problems = []

@@ -110,7 +110,9 @@ def install(
     """Make every named component (all when empty) present in the cache, Kubernetes' at `kube`;
     return where each is."""
     wanted = [versions.component(n, kube) for n in names] if names else list(versions.components(kube))
-    return install_components(wanted, source, root, progress)
+    # Another Kubernetes release builds under a lock of its own: the default release's cluster
+    # starts never wait for it.
+    return install_components(wanted, source, root, progress, lock="toolchain.lock" if kube == versions.KUBERNETES_VERSION else f"toolchain-{kube}.lock")
 
 
 # The lock of kind's components (the CLI and the node image's binaries): a long build of those
@@ -140,6 +142,11 @@ def install_components(
     if source not in SOURCES:
         raise errors.ToolchainError("choose source", f"unknown source {source!r}", f"use one of {', '.join(SOURCES)}")
     root = root or cache.cache_dir()
+    # Everything cached (the stamp is written last): no lock to wait for behind a long build.
+    hits = [(comp, cached(comp, root)) for comp in wanted]
+    found = {comp.name: Resolved(comp, hit, "cache") for comp, hit in hits if hit is not None}
+    if len(found) == len(wanted):
+        return found
     arch = go_arch()
     started = time.monotonic()
     resolved: dict[str, Resolved] = {}

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from reference_scheduler.api import hypernode_members
 from reference_scheduler.scheduler import conf
 from reference_scheduler.scheduler.api import hyper_node_info, job_info
 from reference_scheduler.scheduler.framework import framework
@@ -256,7 +257,7 @@ LABELS = {"a-0": {"rack": "a"}, "a-1": {"rack": "a", "gpu": "yes"}, "b-0": {"rac
     ({"exactMatch": {"name": "b-0"}, "regexMatch": {"pattern": "^a-0$"}}, {"a-0", "b-0"}),
 ])
 def test_members_of_a_node_selector(selector: dict[str, Any], members: set[str]) -> None:
-    assert hyper_node_info.members_of(selector, LABELS) == members
+    assert hypernode_members.members_of(selector, LABELS) == members
 
 
 def _built(objects: list[dict[str, Any]], nodes: list[str]) -> hyper_node_info.HyperNodesInfo:

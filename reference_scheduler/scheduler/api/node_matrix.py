@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from reference_scheduler.scheduler.api import resource
+from reference_scheduler.api import resource
 
 EPSILON = resource.EPSILON
 

@@ -13,6 +13,7 @@ import logging
 import uuid
 from typing import Any, Callable, Protocol
 
+from reference_scheduler.api import resource
 from reference_scheduler.scheduler import conf, features
 from reference_scheduler.scheduler.api import (
     hyper_node_info,
@@ -20,7 +21,6 @@ from reference_scheduler.scheduler.api import (
     node_info,
     node_matrix,
     queue_info,
-    resource,
 )
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from reference_scheduler.scheduler.api import job_info, queue_info, resource
+from reference_scheduler.api import resource
+from reference_scheduler.scheduler.api import job_info, queue_info
 
 CORE = ("cpu", "memory")
 ROOT = "root"

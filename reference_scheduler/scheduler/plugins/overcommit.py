@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from reference_scheduler.scheduler.api import job_info, resource
+from reference_scheduler.api import resource
+from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import Session
 

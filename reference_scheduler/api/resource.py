@@ -1,6 +1,7 @@
 """Resource vectors: CPU in millicores, memory in bytes, every other resource in its own unit.
 
-Upstream: pkg/scheduler/api/resource_info.go (the kit's own, smaller version).
+Upstream: pkg/scheduler/api/resource_info.go (the kit's own, smaller version). Shared: the scheduler
+counts with it, the queue webhook compares a Queue's capability, deserved and guarantee with it.
 """
 
 from __future__ import annotations

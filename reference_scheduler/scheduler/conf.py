@@ -1,7 +1,9 @@
 """volcano-scheduler.conf: the file and format vc-scheduler reads, with defaults applied at load.
 
 Upstream: pkg/scheduler/conf/scheduler_conf.go, pkg/scheduler/util/scheduler_helper.go (defaults).
-Data only: names are checked against the framework's registry, never by importing a plugin.
+Types and defaults only, importing nothing of the scheduler: this module reads a conf's shape; the
+names of its actions and plugins are checked one level up, where the scheduler loads the conf
+(conf_load.py), as Volcano's UnmarshalSchedulerConf looks them up with framework.GetAction.
 """
 
 from __future__ import annotations
@@ -10,8 +12,6 @@ import dataclasses
 from typing import Any, Mapping
 
 import yaml
-
-from reference_scheduler.scheduler.framework import registry
 
 DEFAULT_CONF = """
 actions: "enqueue, allocate, backfill"
@@ -62,7 +62,10 @@ class Conf:
         return value if type(value) is type(default) else default
 
 
-def parse(text: str) -> Conf:
+def unmarshal(text: str) -> tuple[Conf, list[str]]:
+    """The conf as written, and what is wrong with its shape (in the file's order; empty when
+    nothing is). Names are kept as written, known or not. Text that is not YAML, or not a mapping,
+    raises: there is no conf to speak of."""
     try:
         doc = yaml.safe_load(text) or {}
     except yaml.YAMLError as err:
@@ -70,15 +73,14 @@ def parse(text: str) -> Conf:
     if not isinstance(doc, dict):
         raise ConfError("the scheduler conf should be a mapping with `actions` and `tiers`")
     actions = tuple(a.strip() for a in str(doc.get("actions", "")).split(",") if a.strip())
-    known_actions, known_plugins = registry.action_names(), registry.plugin_names()
-    problems = [f"unknown action {a!r}; known: {', '.join(known_actions)}" for a in actions if a not in known_actions]
+    problems = []
     tiers = []
     for i, tier in enumerate(doc.get("tiers") or []):
         options = []
-        for plugin in (tier or {}).get("plugins") or []:
+        for j, plugin in enumerate((tier or {}).get("plugins") or []):
             name = plugin.get("name") if isinstance(plugin, dict) else None
-            if name not in known_plugins:
-                problems.append(f"tiers[{i}]: unknown plugin {name!r}; known: {', '.join(known_plugins)}")
+            if not isinstance(name, str):
+                problems.append(f"tiers[{i}].plugins[{j}]: expected a mapping with a plugin's `name`, got {plugin!r}; for example: - name: gang")
                 continue
             disabled = frozenset(k[len("enable"):].lower() for k, v in plugin.items() if k.startswith("enable") and v is False)
             options.append(PluginOption(name, plugin.get("arguments") or {}, disabled, plugin.get("enableHierarchy") is True))
@@ -92,16 +94,26 @@ def parse(text: str) -> Conf:
             continue
         # As upstream, the first entry for an action is the one read.
         action_arguments.setdefault(entry["name"], dict(entry.get("arguments") or {}))
+    return Conf(actions, tuple(tiers), action_arguments), problems
+
+
+def parse(text: str) -> Conf:
+    """The conf, when its shape is right (every problem in one ConfError otherwise). Its names are
+    not checked here: conf_load.parse does, for the scheduler."""
+    configuration, problems = unmarshal(text)
     if problems:
         raise ConfError("; ".join(problems))
-    return Conf(actions, tuple(tiers), action_arguments)
+    return configuration
+
+
+def read(path: str) -> str:
+    try:
+        with open(path) as stream:
+            return stream.read()
+    except OSError as err:
+        raise ConfError(f"cannot read the scheduler conf {path}: {err.strerror}") from err
 
 
 def load(path: str | None) -> Conf:
-    if not path:
-        return parse(DEFAULT_CONF)
-    try:
-        with open(path) as stream:
-            return parse(stream.read())
-    except OSError as err:
-        raise ConfError(f"cannot read the scheduler conf {path}: {err.strerror}") from err
+    """The conf file's conf (Volcano's default conf without a path), its shape checked."""
+    return parse(read(path) if path else DEFAULT_CONF)

@@ -221,7 +221,7 @@ def test_arguments(arguments: dict[str, Any], expected: tuple[float, float]) -> 
 def test_weight_zero_registers_no_score() -> None:
     cache = harness.FakeCache(FRAGMENTED, *one("two", 2), [harness.queue()])
     ssn = framework.open_session(cache, conf_load.parse(with_gpu_aware(SEED_CONF, weight=0)))
-    assert "gpu-aware" not in ssn.fns["batchNodeOrder"] and "binpack" in ssn.fns["batchNodeOrder"]
+    assert "gpu-aware" not in ssn.batch_node_order_fns and "binpack" in ssn.batch_node_order_fns
 
 
 def _topology(name: str) -> gpu_aware_topology.GpuTopology:

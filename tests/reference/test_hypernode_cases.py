@@ -322,7 +322,7 @@ def test_hypernode_order_scores_rank_the_candidates() -> None:
         seen.append(candidates)
         return {"s1": 10.0}
 
-    ssn.add("hyperNodeOrder", "gang", prefer_s1)
+    ssn.add_hyper_node_order_fn("gang", prefer_s1)
     allocate.Allocate().execute(ssn)
     assert cache.binds == {"j-0": "n2", "j-1": "n3"}
     assert seen == [{"s0": ["n0", "n1"], "s1": ["n2", "n3"]}]

@@ -50,13 +50,13 @@ class Capacity:
         except attrs_mod.HierarchyError as err:
             log.error("capacity: the queue hierarchy is not usable this session: %s", err)
             self.attrs, self.ready = {}, False
-        ssn.add("queueOrder", NAME, self._queue_order)
+        ssn.add_queue_order_fn(NAME, self._queue_order)
         if self.hierarchy and self.ready:
-            ssn.add("victimQueueOrder", NAME, self._victim_queue_order)
-        ssn.add("reclaimable", NAME, lambda reclaimer, reclaimees: self._reclaimable(ssn, reclaimees))
-        ssn.add("preemptive", NAME, self._preemptive)
-        ssn.add("allocatable", NAME, self._allocatable)
-        ssn.add("jobEnqueueable", NAME, lambda job: self._enqueueable(ssn, job))
+            ssn.add_victim_queue_order_fn(NAME, self._victim_queue_order)
+        ssn.add_reclaimable_fn(NAME, lambda reclaimer, reclaimees: self._reclaimable(ssn, reclaimees))
+        ssn.add_preemptive_fn(NAME, self._preemptive)
+        ssn.add_allocatable_fn(NAME, self._allocatable)
+        ssn.add_job_enqueueable_fn(NAME, lambda job: self._enqueueable(ssn, job))
 
         def on_change(task: job_info.TaskInfo, sign: float) -> None:
             job = ssn.jobs.get(task.job)

@@ -36,6 +36,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from reference_scheduler.scheduler.api import gpushare, job_info, vgpu
+from reference_scheduler.scheduler.framework import extension_points
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
 
 log = logging.getLogger(__name__)
@@ -47,8 +48,6 @@ SCHEDULE_POLICY = "deviceshare.SchedulePolicy"
 SCHEDULE_WEIGHT = "deviceshare.ScheduleWeight"
 NOT_INITIALIZED = "node not initialized with device{}"
 VGPU_REFUSED = "hami-vgpuDeviceSharing error"
-# Predicate checks: (failed per node, reason per node, resolvable by eviction).
-Check = tuple[np.ndarray, Any, bool]
 
 
 def _flag(arguments: Mapping[str, Any], key: str) -> bool:
@@ -109,12 +108,12 @@ class DeviceShare:
             for uid, task in node.tasks.items() if shared is not None else ():
                 if any(self.wants(task)):
                     shared.add_pod(uid, task.pod, gpushare.gpu_index(task.pod))
-        ssn.add("batchPredicate", NAME, self.predicate)
+        ssn.add_batch_predicate_fn(NAME, self.predicate)
         if self.weight > 0:
-            ssn.add("batchNodeOrder", NAME, self.scores)
+            ssn.add_batch_node_order_fn(NAME, self.scores)
         ssn.event_handlers.append(EventHandler(allocate=self.allocated, deallocate=self.deallocated))
 
-    def predicate(self, task: job_info.TaskInfo) -> list[Check]:
+    def predicate(self, task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
         """Upstream: the plugin's predicateFn and each device's FilterNode."""
         reasons = np.full(len(self.names), None, dtype=object)
         missing = np.zeros(len(self.names), dtype=bool)

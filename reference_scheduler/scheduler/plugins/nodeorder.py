@@ -176,7 +176,7 @@ class NodeOrder:
             if node_fit.preferred_terms(task.pod, "podAffinity") or node_fit.preferred_terms(task.pod, "podAntiAffinity"):
                 placed_with_terms["any"] = True
 
-        ssn.add("batchNodeOrder", NAME, score)
+        ssn.add_batch_node_order_fn(NAME, score)
         ssn.event_handlers.append(EventHandler(allocate=placed, deallocate=lambda task: None))
 
     def on_session_close(self, ssn: Session) -> None:

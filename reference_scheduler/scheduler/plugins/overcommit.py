@@ -51,8 +51,8 @@ class Overcommit:
             if job.has_min_resources():
                 inqueue.add(job.deduct_sch_gated(job.min_resources()))
 
-        ssn.add("jobEnqueueable", NAME, enqueueable)
-        ssn.add("jobEnqueued", NAME, enqueued)
+        ssn.add_job_enqueueable_fn(NAME, enqueueable)
+        ssn.add_job_enqueued_fn(NAME, enqueued)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

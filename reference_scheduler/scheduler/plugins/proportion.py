@@ -146,12 +146,12 @@ class Proportion:
             ssn.writer.event(job.podgroup, "Normal", "Unschedulable", "queue resource quota insufficient" + (": " + ", ".join(f"insufficient {n}" for n in insufficient) if insufficient else ""))
             return interface.REJECT
 
-        ssn.add("queueOrder", NAME, queue_order)
-        ssn.add("allocatable", NAME, allocatable)
-        ssn.add("preemptive", NAME, within_deserved)
-        ssn.add("reclaimable", NAME, reclaimable)
-        ssn.add("overused", NAME, overused)
-        ssn.add("jobEnqueueable", NAME, enqueueable)
+        ssn.add_queue_order_fn(NAME, queue_order)
+        ssn.add_allocatable_fn(NAME, allocatable)
+        ssn.add_preemptive_fn(NAME, within_deserved)
+        ssn.add_reclaimable_fn(NAME, reclaimable)
+        ssn.add_overused_fn(NAME, overused)
+        ssn.add_job_enqueueable_fn(NAME, enqueueable)
 
         def on_allocate(task: job_info.TaskInfo) -> None:
             attr = self.attrs.get(ssn.jobs[task.job].queue)

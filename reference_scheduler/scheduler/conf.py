@@ -9,7 +9,7 @@ names of its actions and plugins are checked one level up, where the scheduler l
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 import yaml
 
@@ -27,6 +27,10 @@ tiers:
   - name: proportion
   - name: nodeorder
 """
+
+
+# What an action's argument may be: the type of the default it is read with.
+Scalar = TypeVar("Scalar", bool, int, float, str)
 
 
 class ConfError(ValueError):
@@ -54,12 +58,15 @@ class Conf:
     # enableTopologyAwarePreemption). Upstream: SchedulerConfiguration.Configurations.
     action_arguments: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
-    def action_argument(self, action: str, key: str, default: Any) -> Any:
+    def action_argument(self, action: str, key: str, default: Scalar) -> Scalar:
         """An action's argument when given with the type of `default` (a YAML bool for a bool),
         else `default`: upstream ignores, with a warning, an argument of another type.
         Upstream: GetArgOfActionFromConf, Arguments.GetBool/GetInt."""
         value = self.action_arguments.get(action, {}).get(key, default)
-        return value if type(value) is type(default) else default
+        # Exactly the default's type: a YAML true is no integer here, though bool is one in Python.
+        if type(value) is type(default):
+            return value
+        return default
 
 
 def unmarshal(text: str) -> tuple[Conf, list[str]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
+from reference_scheduler.api import resource
 from reference_scheduler.scheduler.api import job_info, queue_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
@@ -113,7 +114,7 @@ class Capacity:
         if not self.ready:
             return [], interface.REJECT
         victims = []
-        allocations = {}
+        allocations: dict[str, resource.Resource] = {}
         for task in reclaimees:
             attr = self.attrs.get(ssn.jobs[task.job].queue)
             if attr is None:

@@ -100,14 +100,16 @@ class DeviceShare:
                 usable, _ = vgpu.handshake(annotations, now)
                 found = vgpu.VgpuDevices.decode(node.name, annotations.get(vgpu.REGISTER, "")) if usable else None
                 self.vgpus[node.name] = found
-                for task in node.tasks.values() if found is not None else ():
-                    found.count(vgpu.decode((task.pod["metadata"].get("annotations") or {}).get(vgpu.ASSIGNED_IDS, "")))
+                if found is not None:
+                    for task in node.tasks.values():
+                        found.count(vgpu.decode((task.pod["metadata"].get("annotations") or {}).get(vgpu.ASSIGNED_IDS, "")))
                 continue
             shared = gpushare.GpuShareDevices.of_node(node.node)
             self.shared[node.name] = shared
-            for uid, task in node.tasks.items() if shared is not None else ():
-                if any(self.wants(task)):
-                    shared.add_pod(uid, task.pod, gpushare.gpu_index(task.pod))
+            if shared is not None:
+                for uid, task in node.tasks.items():
+                    if any(self.wants(task)):
+                        shared.add_pod(uid, task.pod, gpushare.gpu_index(task.pod))
         ssn.add_batch_predicate_fn(NAME, self.predicate)
         if self.weight > 0:
             ssn.add_batch_node_order_fn(NAME, self.scores)
@@ -167,7 +169,7 @@ class DeviceShare:
                 log.warning("deviceshare: no vGPU on %s left for %s/%s: %s", task.node_name, task.namespace, task.name, verdict.reason)
                 return
             self.vgpu_taken[task.uid] = (task.node_name, [list(container) for container in verdict.uses])
-            task.bind_annotations.update(vgpu.annotations(task.node_name, verdict.uses))
+            task.bind_annotations.update(vgpu.bind_annotations(task.node_name, verdict.uses))
             return
         memory, cards = self.wants(task)
         devices = self.shared.get(task.node_name)
@@ -181,7 +183,7 @@ class DeviceShare:
             log.warning("deviceshare: no card on %s left for %s/%s", task.node_name, task.namespace, task.name)
             return
         devices.add_pod(task.uid, task.pod, ids)
-        task.bind_annotations.update(gpushare.annotations(ids))
+        task.bind_annotations.update(gpushare.bind_annotations(ids))
         log.debug("deviceshare: %s/%s gets cards %s on %s", task.namespace, task.name, ids, task.node_name)
 
     def deallocated(self, task: job_info.TaskInfo) -> None:
@@ -195,7 +197,7 @@ class DeviceShare:
             found = self.vgpus.get(taken[0])
             if found is not None:
                 found.uncount(taken[1])
-        for key in (gpushare.GPU_INDEX, gpushare.PREDICATE_TIME, *vgpu.annotations("", ()).keys()):
+        for key in (gpushare.GPU_INDEX, gpushare.PREDICATE_TIME, *vgpu.bind_annotations("", ()).keys()):
             task.bind_annotations.pop(key, None)
 
     def on_session_close(self, ssn: Session) -> None:

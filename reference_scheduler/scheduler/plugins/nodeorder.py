@@ -82,7 +82,8 @@ def most_requested(fractions: np.ndarray) -> np.ndarray:
 def balanced_allocation(fractions: np.ndarray) -> np.ndarray:
     """100 when cpu and memory would be equally used, less the more they differ."""
     clipped = np.minimum(fractions, 1.0)
-    return (1 - np.abs(clipped[:, 0] - clipped[:, 1]) / 2) * MAX_NODE_SCORE
+    scores: np.ndarray = (1 - np.abs(clipped[:, 0] - clipped[:, 1]) / 2) * MAX_NODE_SCORE
+    return scores
 
 
 def reverse_normalise(counts: np.ndarray) -> np.ndarray:

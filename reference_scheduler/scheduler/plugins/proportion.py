@@ -49,8 +49,8 @@ class Proportion:
 
     def _build(self, ssn: Session) -> None:
         total_guarantee = resource.Resource()
-        for queue in ssn.queues.values():
-            total_guarantee.add(queue.guarantee)
+        for each in ssn.queues.values():
+            total_guarantee.add(each.guarantee)
         for job in ssn.jobs.values():
             queue = ssn.queues.get(job.queue)
             if queue is None:

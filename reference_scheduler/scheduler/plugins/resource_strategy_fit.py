@@ -168,7 +168,8 @@ class Sra:
         given = arguments.get("sra")
         if not isinstance(given, Mapping) or given.get("enable") is not True:
             return cls(0, {})
-        per_resource = given.get("resourceWeight") if isinstance(given.get("resourceWeight"), Mapping) else {}
+        weights = given.get("resourceWeight")
+        per_resource: Mapping[str, Any] = weights if isinstance(weights, Mapping) else {}
         resources: dict[str, int] = {}
         for name in str(given.get("resources") or "").split(","):
             name = name.strip()
@@ -202,7 +203,8 @@ def proportions(arguments: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     given = arguments.get("proportional")
     if not isinstance(given, Mapping) or given.get("enable") is not True:
         return {}
-    rates = given.get("resourceProportion") if isinstance(given.get("resourceProportion"), Mapping) else {}
+    proportion = given.get("resourceProportion")
+    rates: Mapping[str, Any] = proportion if isinstance(proportion, Mapping) else {}
     found: dict[str, tuple[float, float]] = {}
     for name in str(given.get("resources") or "").split(","):
         name = name.strip()

@@ -20,8 +20,8 @@ from typing import Any, cast
 
 import kubernetes
 
+from reference_scheduler.api import hypernode_members
 from reference_scheduler.kube import informer
-from reference_scheduler.scheduler.api import hyper_node_info
 
 log = logging.getLogger(__name__)
 TOPOLOGY = ("topology.volcano.sh", "v1alpha1")
@@ -50,7 +50,7 @@ class HyperNodeController:
             self._seen[name] = version
             members: set[str] = set()
             for member in (hypernode.get("spec") or {}).get("members") or []:
-                members |= hyper_node_info.members_of((member or {}).get("selector") or {}, nodes)
+                members |= hypernode_members.members_of((member or {}).get("selector") or {}, nodes)
             if (hypernode.get("status") or {}).get("nodeCount") == len(members):
                 continue
             body = copy.deepcopy(hypernode)

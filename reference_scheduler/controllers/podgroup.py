@@ -12,7 +12,7 @@ Upstream: pkg/controllers/podgroup/pg_controller_handler.go.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 import kubernetes
 
@@ -109,15 +109,15 @@ class PodGroupController:
         annotations: dict[str, str] = {}
         try:
             if owner["kind"] == "ReplicaSet":
-                rs = self.apps.read_namespaced_replica_set(owner["name"], ns)
-                annotations = dict(rs.metadata.annotations or {})
-                top = next((o for o in rs.metadata.owner_references or [] if o.controller), None)
+                rs = _meta(self.apps.read_namespaced_replica_set(owner["name"], ns))
+                annotations = dict(rs.annotations or {})
+                top = next((o for o in rs.owner_references or [] if o.controller), None)
                 if top is not None and top.kind == "Deployment":
-                    annotations = {**dict(self.apps.read_namespaced_deployment(top.name, ns).metadata.annotations or {}), **annotations}
+                    annotations = {**dict(_meta(self.apps.read_namespaced_deployment(top.name, ns)).annotations or {}), **annotations}
             elif owner["kind"] == "Job":
-                annotations = dict(self.batch.read_namespaced_job(owner["name"], ns).metadata.annotations or {})
+                annotations = dict(_meta(self.batch.read_namespaced_job(owner["name"], ns)).annotations or {})
             elif owner["kind"] == "StatefulSet":
-                annotations = dict(self.apps.read_namespaced_stateful_set(owner["name"], ns).metadata.annotations or {})
+                annotations = dict(_meta(self.apps.read_namespaced_stateful_set(owner["name"], ns)).annotations or {})
         except kubernetes.client.ApiException as err:
             if err.status != 404:
                 raise
@@ -146,8 +146,14 @@ class PodGroupController:
             body = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": name, "namespace": meta["namespace"], "ownerReferences": refs}, "spec": spec, "status": {"phase": "Pending"}}
             try:
                 created = self.custom.create_namespaced_custom_object(*SCHEDULING, meta["namespace"], "podgroups", body)
-                self.podgroups.put(created)
+                self.podgroups.put(cast(dict[str, Any], created))
             except kubernetes.client.ApiException as err:
                 if err.status != 409:
                     raise
         self.core.patch_namespaced_pod(meta["name"], meta["namespace"], {"metadata": {"annotations": {GROUP_NAME: name}}})
+
+
+def _meta(obj: Any) -> kubernetes.client.V1ObjectMeta:
+    """A typed object's metadata: the API always sends it, though the client's model allows None."""
+    meta: kubernetes.client.V1ObjectMeta | None = obj.metadata
+    return meta if meta is not None else kubernetes.client.V1ObjectMeta()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, cast
 
 import kubernetes
 
@@ -83,10 +83,10 @@ class QueueController:
         new = {**status, **counts, "state": state}
         if annotations != (queue["metadata"].get("annotations") or {}):
             patched = self.custom.patch_cluster_custom_object(*SCHEDULING, "queues", name, {"metadata": {"annotations": {**{k: None for k in (queue["metadata"].get("annotations") or {})}, **annotations}}})
-            self.queues.put(patched)
+            self.queues.put(cast(dict[str, Any], patched))
         if new != status:
             owned = {key: new[key] for key in (*counts, "state")}
-            updated = self.custom.patch_cluster_custom_object_status(*SCHEDULING, "queues", name, {"status": owned})
+            updated = cast(dict[str, Any], self.custom.patch_cluster_custom_object_status(*SCHEDULING, "queues", name, {"status": owned}))
             self.queues.put(updated)
             queues[name] = updated
 

@@ -229,15 +229,15 @@ def core_lister(api: kubernetes.client.ApiClient, plural: str) -> Callable[..., 
     core = kubernetes.client.CoreV1Api(api)
     scheduling = kubernetes.client.SchedulingV1Api(api)
     apps = kubernetes.client.AppsV1Api(api)
-    fn = {
+    listers: dict[str, Callable[..., Any]] = {
         "pods": core.list_pod_for_all_namespaces,
         "nodes": core.list_node,
         "events": core.list_event_for_all_namespaces,
         "priorityclasses": scheduling.list_priority_class,
         "replicasets": apps.list_replica_set_for_all_namespaces,
         "statefulsets": apps.list_stateful_set_for_all_namespaces,
-    }[plural]
-    return fn
+    }
+    return listers[plural]
 
 
 def custom_lister(api: kubernetes.client.ApiClient, group: str, version: str, plural: str) -> Callable[..., Any]:

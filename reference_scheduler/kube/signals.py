@@ -16,8 +16,12 @@ def set_events_on(signums: Iterable[int], *events: threading.Event) -> None:
     """On any of `signums`, set every one of `events` (a stop flag and the event the main loop
     sleeps on, so it wakes at once rather than at its next period)."""
 
+    def set_all() -> None:
+        for event in events:
+            event.set()
+
     def handler(signum: int, frame: object) -> None:
-        threading.Thread(target=lambda: [event.set() for event in events], name=f"signal-{signum}", daemon=True).start()
+        threading.Thread(target=set_all, name=f"signal-{signum}", daemon=True).start()
 
     for signum in signums:
         signal.signal(signum, handler)

@@ -1,17 +1,17 @@
 """volcano-scheduler.conf: the file and format vc-scheduler reads, with defaults applied at load.
 
 Upstream: pkg/scheduler/conf/scheduler_conf.go, pkg/scheduler/util/scheduler_helper.go (defaults).
-Data only: names are checked against the framework's registry, never by importing a plugin.
+Types and defaults only, importing nothing of the scheduler: this module reads a conf's shape; the
+names of its actions and plugins are checked one level up, where the scheduler loads the conf
+(conf_load.py), as Volcano's UnmarshalSchedulerConf looks them up with framework.GetAction.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeVar
 
 import yaml
-
-from reference_scheduler.scheduler.framework import registry
 
 DEFAULT_CONF = """
 actions: "enqueue, allocate, backfill"
@@ -27,6 +27,10 @@ tiers:
   - name: proportion
   - name: nodeorder
 """
+
+
+# What an action's argument may be: the type of the default it is read with.
+Scalar = TypeVar("Scalar", bool, int, float, str)
 
 
 class ConfError(ValueError):
@@ -54,15 +58,21 @@ class Conf:
     # enableTopologyAwarePreemption). Upstream: SchedulerConfiguration.Configurations.
     action_arguments: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
-    def action_argument(self, action: str, key: str, default: Any) -> Any:
+    def action_argument(self, action: str, key: str, default: Scalar) -> Scalar:
         """An action's argument when given with the type of `default` (a YAML bool for a bool),
         else `default`: upstream ignores, with a warning, an argument of another type.
         Upstream: GetArgOfActionFromConf, Arguments.GetBool/GetInt."""
         value = self.action_arguments.get(action, {}).get(key, default)
-        return value if type(value) is type(default) else default
+        # Exactly the default's type: a YAML true is no integer here, though bool is one in Python.
+        if type(value) is type(default):
+            return value
+        return default
 
 
-def parse(text: str) -> Conf:
+def unmarshal(text: str) -> tuple[Conf, list[str]]:
+    """The conf as written, and what is wrong with its shape (in the file's order; empty when
+    nothing is). Names are kept as written, known or not. Text that is not YAML, or not a mapping,
+    raises: there is no conf to speak of."""
     try:
         doc = yaml.safe_load(text) or {}
     except yaml.YAMLError as err:
@@ -70,15 +80,14 @@ def parse(text: str) -> Conf:
     if not isinstance(doc, dict):
         raise ConfError("the scheduler conf should be a mapping with `actions` and `tiers`")
     actions = tuple(a.strip() for a in str(doc.get("actions", "")).split(",") if a.strip())
-    known_actions, known_plugins = registry.action_names(), registry.plugin_names()
-    problems = [f"unknown action {a!r}; known: {', '.join(known_actions)}" for a in actions if a not in known_actions]
+    problems = []
     tiers = []
     for i, tier in enumerate(doc.get("tiers") or []):
         options = []
-        for plugin in (tier or {}).get("plugins") or []:
+        for j, plugin in enumerate((tier or {}).get("plugins") or []):
             name = plugin.get("name") if isinstance(plugin, dict) else None
-            if name not in known_plugins:
-                problems.append(f"tiers[{i}]: unknown plugin {name!r}; known: {', '.join(known_plugins)}")
+            if not isinstance(name, str):
+                problems.append(f"tiers[{i}].plugins[{j}]: expected a mapping with a plugin's `name`, got {plugin!r}; for example: - name: gang")
                 continue
             disabled = frozenset(k[len("enable"):].lower() for k, v in plugin.items() if k.startswith("enable") and v is False)
             options.append(PluginOption(name, plugin.get("arguments") or {}, disabled, plugin.get("enableHierarchy") is True))
@@ -92,16 +101,26 @@ def parse(text: str) -> Conf:
             continue
         # As upstream, the first entry for an action is the one read.
         action_arguments.setdefault(entry["name"], dict(entry.get("arguments") or {}))
+    return Conf(actions, tuple(tiers), action_arguments), problems
+
+
+def parse(text: str) -> Conf:
+    """The conf, when its shape is right (every problem in one ConfError otherwise). Its names are
+    not checked here: conf_load.parse does, for the scheduler."""
+    configuration, problems = unmarshal(text)
     if problems:
         raise ConfError("; ".join(problems))
-    return Conf(actions, tuple(tiers), action_arguments)
+    return configuration
+
+
+def read(path: str) -> str:
+    try:
+        with open(path) as stream:
+            return stream.read()
+    except OSError as err:
+        raise ConfError(f"cannot read the scheduler conf {path}: {err.strerror}") from err
 
 
 def load(path: str | None) -> Conf:
-    if not path:
-        return parse(DEFAULT_CONF)
-    try:
-        with open(path) as stream:
-            return parse(stream.read())
-    except OSError as err:
-        raise ConfError(f"cannot read the scheduler conf {path}: {err.strerror}") from err
+    """The conf file's conf (Volcano's default conf without a path), its shape checked."""
+    return parse(read(path) if path else DEFAULT_CONF)

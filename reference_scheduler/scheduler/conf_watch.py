@@ -13,7 +13,7 @@ import hashlib
 import logging
 import os
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf, conf_load
 
 log = logging.getLogger(__name__)
 # The log line a caller waits for: `scheduler conf loaded (sha256 <first 16 hex digits>)`.
@@ -40,14 +40,14 @@ class ConfFile:
 
     def _load_first(self) -> conf.Conf:
         if not self.path:
-            loaded = conf.parse(conf.DEFAULT_CONF)
+            loaded = conf_load.parse(conf.DEFAULT_CONF)
             log.info(LOADED.format(digest=digest(conf.DEFAULT_CONF.encode())) + ": Volcano's default conf")
             return loaded
         try:
             data, self._stamp = self._read()
         except OSError as err:
             raise conf.ConfError(f"cannot read the scheduler conf {self.path}: {err.strerror}") from err
-        loaded = conf.parse(data.decode())
+        loaded = conf_load.parse(data.decode())
         log.info(LOADED.format(digest=digest(data)) + ": %s", _describe(loaded))
         return loaded
 
@@ -65,7 +65,7 @@ class ConfFile:
             return self.current
         self._stamp = stamp
         try:
-            self.current = conf.parse(data.decode())
+            self.current = conf_load.parse(data.decode())
         except (conf.ConfError, UnicodeDecodeError) as err:
             log.error("the scheduler conf %s does not load, keeping the one in use: %s", self.path, err)
             return self.current

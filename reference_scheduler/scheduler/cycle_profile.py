@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from reference_scheduler.scheduler import cache as cache_mod
-from reference_scheduler.scheduler import conf, features
+from reference_scheduler.scheduler import conf, conf_load, features
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework, registry
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--pods {args.pods} must be a positive multiple of --gang {args.gang}", file=sys.stderr)
         return 2
     try:
-        configuration = conf.load(args.scheduler_conf)
+        configuration = conf_load.load(args.scheduler_conf)
     except conf.ConfError as err:
         print(err, file=sys.stderr)
         return 2

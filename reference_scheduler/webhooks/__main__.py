@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, cast
 
 import kubernetes
 
@@ -28,14 +28,14 @@ SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
 LIVE_TIMEOUT_S = 30.0
 
 
-def _queue_from_api(api: kubernetes.client.ApiClient) -> Any:
+def _queue_from_api(api: kubernetes.client.ApiClient) -> Callable[[str], Mapping[str, Any] | None]:
     """Any queue as the API has it now (None: there is none). The queue rules read a parent's
     status.allocated with it: the scheduler may have written it a moment ago."""
     custom = kubernetes.client.CustomObjectsApi(api)
 
     def queue(name: str) -> Mapping[str, Any] | None:
         try:
-            return custom.get_cluster_custom_object(*SCHEDULING, "queues", name)
+            return cast(Mapping[str, Any], custom.get_cluster_custom_object(*SCHEDULING, "queues", name))
         except kubernetes.client.ApiException as err:
             if err.status == 404:
                 return None

@@ -11,6 +11,7 @@ from typing import Any
 
 import kubernetes
 
+from reference_scheduler.kube import client
 from reference_scheduler.webhooks import review
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ def register(api: kubernetes.client.ApiClient, base_url: str, ca_pem: bytes) -> 
         return {"apiGroups": [group], "apiVersions": [version], "resources": [resource], "operations": operations, "scope": "*"}
 
     common = {"sideEffects": "None", "admissionReviewVersions": ["v1"], "failurePolicy": "Fail", "timeoutSeconds": 10}
-    mutating = {
+    mutating: dict[str, Any] = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": MUTATING_NAME},
@@ -74,7 +75,7 @@ def register(api: kubernetes.client.ApiClient, base_url: str, ca_pem: bytes) -> 
             {"name": "mutatequeue.volcano.sh", "clientConfig": _client_config(base_url, "/queues/mutate", ca_pem), "rules": [rule("queues", ["CREATE"], "scheduling.volcano.sh", "v1beta1")], **common},
         ],
     }
-    validating = {
+    validating: dict[str, Any] = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": VALIDATING_NAME},
@@ -105,7 +106,7 @@ def register(api: kubernetes.client.ApiClient, base_url: str, ca_pem: bytes) -> 
         except kubernetes.client.ApiException as err:
             if err.status != 404:
                 raise
-        create(body)
+        create(client.as_body(body))
 
 
 def unregister(api: kubernetes.client.ApiClient) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from reference_scheduler.scheduler.api import resource
+from reference_scheduler.api import resource
 
 PATH = "requestBody.spec"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from reference_scheduler.scheduler import conf, cycle_profile, features
+from reference_scheduler.scheduler import conf_load, cycle_profile, features
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 
@@ -106,7 +106,7 @@ def run_case(case: Case) -> FakeCache:
     """One cycle of the case's conf over its objects, judged against what the case expects; the
     cache, for what a test judges beyond the case (events)."""
     cache = FakeCache(case.nodes, case.pods, case.podgroups, case.queues, PRIORITY_CLASSES, case.pdbs, features.Features.without(set(case.disabled)), case.quotas)
-    framework.run_cycle(cache, conf.parse(case.conf))
+    framework.run_cycle(cache, conf_load.parse(case.conf))
     if case.evictions is not None:
         assert cache.evictions == case.evictions
     if case.bind_count is not None:

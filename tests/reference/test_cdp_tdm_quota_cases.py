@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import cdp, resourcequota, tdm
@@ -134,12 +134,12 @@ tiers:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tdm.Tdm, "__init__", at_noon)
-        framework.run_cycle(cache, conf.parse(shuffle))
+        framework.run_cycle(cache, conf_load.parse(shuffle))
         # 4 running, down to 2: two of the three on the revocable node go, none from p-0.
         assert cache.evictions == ["w0", "w1"]
         # Within the evict period nothing more goes.
         cache.evictions.clear()
-        framework.run_cycle(cache, conf.parse(shuffle))
+        framework.run_cycle(cache, conf_load.parse(shuffle))
         assert cache.evictions == []
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from reference_scheduler.scheduler import conf, cycle_profile
+from reference_scheduler.scheduler import conf_load, cycle_profile
 
 
 def test_one_cycle_places_every_gang_and_reports_each_phase() -> None:
     cache = cycle_profile.Workload(nodes=20, pods=200, gang=10, node_cpu="10").objects()
-    phases, stats = cycle_profile.profile_cycle(cache, conf.load(None))
+    phases, stats = cycle_profile.profile_cycle(cache, conf_load.load(None))
     assert cache.writes["bind"] == 200
     assert list(phases) == ["snapshot and open plugins", "action enqueue", "action allocate", "action backfill", "close (status, events)"]
     assert stats.total_calls > 0  # type: ignore[attr-defined]
@@ -21,7 +21,7 @@ def test_one_cycle_places_every_gang_and_reports_each_phase() -> None:
 def test_a_cluster_too_small_binds_only_whole_gangs() -> None:
     # 3 nodes x 10 CPUs hold 30 one-CPU pods: three gangs of 10, never a part of a fourth.
     cache = cycle_profile.Workload(nodes=3, pods=50, gang=10, node_cpu="10").objects()
-    cycle_profile.profile_cycle(cache, conf.load(None))
+    cycle_profile.profile_cycle(cache, conf_load.load(None))
     assert cache.writes["bind"] == 30
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import gpushare, job_info, vgpu
 from reference_scheduler.scheduler.framework import framework
 from tests.reference.scheduler_harness import (
@@ -92,7 +92,7 @@ class RecordingCache(FakeCache):
 def test_cards_are_chosen_in_order_and_written_on_the_pod() -> None:
     pods = [gpu_pod(f"p{i}", "pg", gpushare.GPU_MEMORY, 3000) for i in range(3)]
     cache = RecordingCache([gpu_node("g", 16000, 2)], pods, [podgroup("pg", 3)], [queue()], PRIORITY_CLASSES)
-    framework.run_cycle(cache, conf.parse(SHARING))
+    framework.run_cycle(cache, conf_load.parse(SHARING))
     # 8000 per card: two 3000 pods share card 0, the third needs card 1.
     assert {name: a[gpushare.GPU_INDEX] for name, a in cache.annotations.items()} == {"p0": "0", "p1": "0", "p2": "1"}
     assert all(a[gpushare.PREDICATE_TIME].isdigit() for a in cache.annotations.values())
@@ -101,7 +101,7 @@ def test_cards_are_chosen_in_order_and_written_on_the_pod() -> None:
 def test_number_mode_takes_idle_cards_only() -> None:
     pods = [gpu_pod("held", "run", gpushare.GPU_NUMBER, 1, "g", "1"), gpu_pod("p", "pg", gpushare.GPU_NUMBER, 2), gpu_pod("q", "pg2", gpushare.GPU_NUMBER, 2)]
     cache = RecordingCache([gpu_node("g", 32000, 4)], pods, [podgroup("run", 1, "Running"), podgroup("pg", 1), podgroup("pg2", 1)], [queue()], PRIORITY_CLASSES)
-    framework.run_cycle(cache, conf.parse(NUMBER))
+    framework.run_cycle(cache, conf_load.parse(NUMBER))
     assert cache.annotations == {"p": {gpushare.GPU_INDEX: "0,2", gpushare.PREDICATE_TIME: cache.annotations["p"][gpushare.PREDICATE_TIME]}}
 
 
@@ -157,7 +157,7 @@ class VgpuCache(RecordingCache):
 
 def vgpu_cycle(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], groups: list[dict[str, Any]], policy: str = "binpack") -> VgpuCache:
     cache = VgpuCache(nodes, pods, groups, [queue()], PRIORITY_CLASSES)
-    framework.run_cycle(cache, conf.parse(VGPU.replace("POLICY", policy)))
+    framework.run_cycle(cache, conf_load.parse(VGPU.replace("POLICY", policy)))
     return cache
 
 

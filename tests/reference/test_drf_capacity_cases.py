@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 from tests.reference import scheduler_harness as harness
@@ -276,7 +276,7 @@ def test_scheduling_cycle(case: Case) -> None:
     if case.per_job is None and not case.events:
         return
     cache = harness.FakeCache(case.nodes, case.pods, case.podgroups, case.queues, harness.PRIORITY_CLASSES)
-    framework.run_cycle(cache, conf.parse(case.conf))
+    framework.run_cycle(cache, conf_load.parse(case.conf))
     if case.per_job is not None:
         groups = {p["metadata"]["name"]: p["metadata"]["annotations"][job_info.GROUP_NAME_ANNOTATION] for p in case.pods}
         bound = {group: sum(1 for name in cache.binds if groups[name] == group) for group in case.per_job}
@@ -295,6 +295,6 @@ def test_the_hierarchy_split_does_not_depend_on_creation_order() -> None:
             for obj, second in zip(objects, order, strict=True):
                 obj["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:0{second}Z"
         cache = harness.FakeCache(case.nodes, case.pods, podgroups, queues, [])
-        framework.run_cycle(cache, conf.parse(case.conf))
+        framework.run_cycle(cache, conf_load.parse(case.conf))
         bound = {group: sum(1 for name in cache.binds if name.startswith(f"{group}-")) for group in ("sci", "dev", "prod")}
         assert bound == case.per_job, (queue_order, job_order, bound)

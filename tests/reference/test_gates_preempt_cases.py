@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf, features
+from reference_scheduler.scheduler import conf, conf_load, features
 from reference_scheduler.scheduler.api import job_info
 from tests.reference.scheduler_harness import Case, node, pod, podgroup, run_case
 
@@ -257,13 +257,13 @@ def test_cycle(case: Case) -> None:
 
 
 def test_action_arguments_are_read_by_type_as_upstream() -> None:
-    parsed = conf.parse(TOPOLOGY_PREEMPT_CONF)
+    parsed = conf_load.parse(TOPOLOGY_PREEMPT_CONF)
     assert parsed.action_argument("preempt", "enableTopologyAwarePreemption", False) is True
     # A string "true" is not a bool: ignored, as upstream's Arguments.GetBool ignores it.
-    quoted = conf.parse(PREEMPT_CONF + "configurations:\n- name: preempt\n  arguments: {enableTopologyAwarePreemption: 'true'}\n")
+    quoted = conf_load.parse(PREEMPT_CONF + "configurations:\n- name: preempt\n  arguments: {enableTopologyAwarePreemption: 'true'}\n")
     assert quoted.action_argument("preempt", "enableTopologyAwarePreemption", False) is False
     with pytest.raises(conf.ConfError, match="configurations"):
-        conf.parse(PREEMPT_CONF + "configurations: [just-a-string]\n")
+        conf_load.parse(PREEMPT_CONF + "configurations: [just-a-string]\n")
 
 
 def test_the_scheduler_refuses_an_unknown_rule_to_disable(tmp_path: Any) -> None:

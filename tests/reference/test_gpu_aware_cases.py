@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fake_devices import advertise, profile
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import gpu_aware, gpu_aware_topology
 from tests.reference import scheduler_harness as harness
@@ -148,7 +148,7 @@ def test_scheduling_cycle(case: Case) -> None:
 def _scores(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], groups: list[dict[str, Any]], task_name: str, **arguments: Any) -> dict[str, float]:
     """gpu-aware's score of every node for one pending task, in a session over the given objects."""
     cache = harness.FakeCache(nodes, pods, groups, [harness.queue()])
-    ssn = framework.open_session(cache, conf.parse("actions: allocate\ntiers:\n- plugins: [{name: gang}]\n"))
+    ssn = framework.open_session(cache, conf_load.parse("actions: allocate\ntiers:\n- plugins: [{name: gang}]\n"))
     task = next(t for job in ssn.jobs.values() for t in job.tasks.values() if t.name == task_name)
     plugin = gpu_aware.GpuAware(arguments)
     values = gpu_aware.scores(task, gpu_aware.NodeTopologies(ssn), plugin.weight, plugin.loss_weight)
@@ -220,8 +220,8 @@ def test_arguments(arguments: dict[str, Any], expected: tuple[float, float]) -> 
 
 def test_weight_zero_registers_no_score() -> None:
     cache = harness.FakeCache(FRAGMENTED, *one("two", 2), [harness.queue()])
-    ssn = framework.open_session(cache, conf.parse(with_gpu_aware(SEED_CONF, weight=0)))
-    assert "gpu-aware" not in ssn.fns["batchNodeOrder"] and "binpack" in ssn.fns["batchNodeOrder"]
+    ssn = framework.open_session(cache, conf_load.parse(with_gpu_aware(SEED_CONF, weight=0)))
+    assert "gpu-aware" not in ssn.batch_node_order_fns and "binpack" in ssn.batch_node_order_fns
 
 
 def _topology(name: str) -> gpu_aware_topology.GpuTopology:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import gpu_podaffinity, gpu_podaffinity_units
@@ -103,7 +103,7 @@ def filler(name: str, node_name: str, gpus: int = 8) -> dict[str, Any]:
 
 def run(pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], conf_text: str = CONF, nodes: list[dict[str, Any]] | None = None) -> FakeCache:
     cache = FakeCache(nodes or cluster(), pods, podgroups, [queue()], PRIORITY_CLASSES)
-    framework.run_cycle(cache, conf.parse(conf_text))
+    framework.run_cycle(cache, conf_load.parse(conf_text))
     return cache
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.api import hypernode_members
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import hyper_node_info, job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import network_topology_aware
@@ -221,7 +222,7 @@ def test_hypernode_cycle(case: Case) -> None:
     cache = HyperNodeCache(case)
     if any(pg["spec"].get("queue") == "other" for pg in case.podgroups):
         cache.queues = _Objects([harness.queue(), harness.queue("other")])  # type: ignore[assignment]
-    framework.run_cycle(cache, conf.parse(case.conf))
+    framework.run_cycle(cache, conf_load.parse(case.conf))
     assert cache.binds == case.binds
     assert {pg: a[ANNOTATION] for pg, a in cache.annotations.items()} == case.recorded
     for group, fragment in case.unschedulable.items():
@@ -234,7 +235,7 @@ def test_the_recorded_hypernode_is_not_written_again() -> None:
     case = copy.deepcopy(CASES[0])
     case.podgroups[0]["metadata"]["annotations"] = {ANNOTATION: "s1"}
     cache = HyperNodeCache(case)
-    framework.run_cycle(cache, conf.parse(case.conf))
+    framework.run_cycle(cache, conf_load.parse(case.conf))
     assert cache.binds == {"j-0": "n2", "j-1": "n3"} and cache.annotations == {}
 
 
@@ -256,7 +257,7 @@ LABELS = {"a-0": {"rack": "a"}, "a-1": {"rack": "a", "gpu": "yes"}, "b-0": {"rac
     ({"exactMatch": {"name": "b-0"}, "regexMatch": {"pattern": "^a-0$"}}, {"a-0", "b-0"}),
 ])
 def test_members_of_a_node_selector(selector: dict[str, Any], members: set[str]) -> None:
-    assert hyper_node_info.members_of(selector, LABELS) == members
+    assert hypernode_members.members_of(selector, LABELS) == members
 
 
 def _built(objects: list[dict[str, Any]], nodes: list[str]) -> hyper_node_info.HyperNodesInfo:
@@ -314,14 +315,14 @@ def test_hypernode_order_scores_rank_the_candidates() -> None:
 
     case = Case("", FOUR_NODES, TWO_RACKS, job_pods("j", 2), [topology_podgroup("j", 2, "hard", 1)])
     cache = HyperNodeCache(case)
-    ssn = framework.open_session(cache, conf.parse(CONF))
+    ssn = framework.open_session(cache, conf_load.parse(CONF))
     seen: list[dict[str, list[str]]] = []
 
     def prefer_s1(job: job_info.JobInfo, candidates: dict[str, list[str]]) -> dict[str, float]:
         seen.append(candidates)
         return {"s1": 10.0}
 
-    ssn.add("hyperNodeOrder", "gang", prefer_s1)
+    ssn.add_hyper_node_order_fn("gang", prefer_s1)
     allocate.Allocate().execute(ssn)
     assert cache.binds == {"j-0": "n2", "j-1": "n3"}
     assert seen == [{"s0": ["n0", "n1"], "s1": ["n2", "n3"]}]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import image_locality
 from tests.reference.scheduler_harness import (
@@ -69,5 +69,5 @@ def test_a_pod_goes_where_its_image_is_unless_the_weight_is_0(arguments: str, ch
     nodes = [holding("a"), holding("b", ("reg/train:v1", 900 * MIB))]
     pods = [pod("busy", "other", cpu="1", node_name="b", phase="Running"), using(pod("new", "pg"), "reg/train:v1")]
     cache = FakeCache(nodes, pods, [podgroup("pg", 1), podgroup("other", 1, phase="Running")], [queue()], PRIORITY_CLASSES)
-    framework.run_cycle(cache, conf.parse(NODEORDER % arguments))
+    framework.run_cycle(cache, conf_load.parse(NODEORDER % arguments))
     assert cache.binds == {"new": chosen}

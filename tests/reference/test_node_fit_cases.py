@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
 from tests.reference.scheduler_harness import (
     PRIORITY_CLASSES,
@@ -202,7 +202,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_node_fit(case: Case) -> None:
     cache = FakeCache(case.nodes, case.pods, case.podgroups, case.queues or [queue()], PRIORITY_CLASSES)
-    framework.run_cycle(cache, conf.parse(case.conf))
+    framework.run_cycle(cache, conf_load.parse(case.conf))
     assert cache.binds == case.binds
     for group, (type_, reason, fragment) in case.conditions.items():
         conditions = {c["type"]: c for c in cache.statuses[group]["conditions"]}

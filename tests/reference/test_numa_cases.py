@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fake_devices import advertise, profile
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import (
@@ -82,7 +82,7 @@ def run(groups: list[dict[str, Any]], pods: list[dict[str, Any]], configuration:
     fresh.numatopologies.items = topologies  # type: ignore[attr-defined]
     if cache is not None:
         fresh.cpu_assignments = cache.cpu_assignments
-    framework.run_cycle(fresh, conf.parse(configuration))
+    framework.run_cycle(fresh, conf_load.parse(configuration))
     return fresh
 
 
@@ -236,7 +236,7 @@ def test_a_discarded_gang_gives_its_cpus_back() -> None:
     solo_group["metadata"]["creationTimestamp"] = "2026-01-02T00:00:00Z"
     cache = harness.FakeCache(nodes, gang + [later], [harness.podgroup("g", 3), solo_group], [harness.queue()], harness.PRIORITY_CLASSES)
     cache.numatopologies.items = topologies  # type: ignore[attr-defined]
-    framework.run_cycle(cache, conf.parse(NUMA_CONF))
+    framework.run_cycle(cache, conf_load.parse(NUMA_CONF))
     assert cache.binds == {"solo": "beta-0"}
     assert set(cache.cpu_assignments) == {"uid-solo"}
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import kubernetes
 
+from reference_scheduler.api import resource
 from reference_scheduler.controllers import podgroup
 from reference_scheduler.kube import informer
 from reference_scheduler.scheduler import cycle_profile
-from reference_scheduler.scheduler.api import resource
 
 Obj = dict[str, Any]
 

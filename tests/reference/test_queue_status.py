@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from reference_scheduler.kube import quantity
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
 from tests.reference.scheduler_harness import FakeCache, node, pod, podgroup, queue
 
-CONF = conf.parse("""
+CONF = conf_load.parse("""
 actions: "allocate"
 tiers:
 - plugins: [{name: priority}, {name: gang}]

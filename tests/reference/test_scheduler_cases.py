@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.scheduler import conf
+from reference_scheduler.scheduler import conf, conf_load
 from tests.reference.scheduler_harness import Case, node, pod, podgroup, queue, run_case
 
 NO_GANG_CONF = """
@@ -215,7 +215,7 @@ def test_scheduling_cycle(case: Case) -> None:
 
 def test_unknown_names_in_the_conf_are_refused_with_every_problem() -> None:
     with pytest.raises(conf.ConfError) as err:
-        conf.parse("actions: \"enqueue, teleport\"\ntiers: [{plugins: [{name: gang}, {name: magic}]}]")
+        conf_load.parse("actions: \"enqueue, teleport\"\ntiers: [{plugins: [{name: gang}, {name: magic}]}]")
     text = str(err.value)
     assert "unknown action 'teleport'" in text and "unknown plugin 'magic'" in text
 

@@ -255,13 +255,13 @@ def test_a_non_string_argument_is_ignored_as_upstream_does() -> None:
 
 def test_an_overdue_job_is_voted_pipelined_and_enqueueable() -> None:
     """sla's Permit in the first tier ends the vote; gang's Reject in the next is never heard."""
-    from reference_scheduler.scheduler import conf
+    from reference_scheduler.scheduler import conf_load
     from reference_scheduler.scheduler.framework import framework, session_plugins
 
     groups = [annotated(podgroup("late", 2), {"sla-waiting-time": "1m"}), annotated(podgroup("early", 2), {"sla-waiting-time": CENTURY})]
     pods = [pod("late-0", "late"), pod("late-1", "late"), pod("early-0", "early"), pod("early-1", "early")]
     cache = harness.FakeCache([node("n0")], pods, groups, [harness.queue()])
-    ssn = framework.open_session(cache, conf.parse("actions: allocate\ntiers:\n- plugins: [{name: sla}]\n- plugins: [{name: gang}]\n"))
+    ssn = framework.open_session(cache, conf_load.parse("actions: allocate\ntiers:\n- plugins: [{name: sla}]\n- plugins: [{name: gang}]\n"))
     late, early = ssn.jobs["ns/late"], ssn.jobs["ns/early"]
     assert session_plugins.job_pipelined(ssn, late) and session_plugins.job_enqueueable(ssn, late)
     # Not yet due: sla abstains and gang, next tier, rejects a job with nothing placed.
@@ -271,12 +271,12 @@ def test_an_overdue_job_is_voted_pipelined_and_enqueueable() -> None:
 
 def test_task_topology_batch_score_covers_every_node_at_once() -> None:
     """TaskTopology.score(task, nodes) is the batch form of its node order: one score per node."""
-    from reference_scheduler.scheduler import conf
+    from reference_scheduler.scheduler import conf_load
     from reference_scheduler.scheduler.framework import framework
 
     pods = [task_pod("j-ps-0", "j", "ps"), task_pod("j-worker-0", "j", "worker"), task_pod("j-worker-1", "j", "worker")]
     cache = harness.FakeCache([node("alpha", "2"), node("omega", "4"), node("tiny", "500m")], pods, [topology("j", 3, affinity="ps,worker")], [harness.queue()])
-    ssn = framework.open_session(cache, conf.parse(TOPOLOGY_CONF))
+    ssn = framework.open_session(cache, conf_load.parse(TOPOLOGY_CONF))
     plugin = ssn.plugins["task-topology"]
     ps = next(t for t in ssn.jobs["ns/j"].tasks.values() if t.role == "ps")
     # alpha holds two of the bucket's three (2 of 3 -> 66.7), omega all (100), tiny not even ps (0).

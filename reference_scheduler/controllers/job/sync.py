@@ -20,7 +20,7 @@ import hashlib
 import json
 import threading
 import time
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import kubernetes
 
@@ -36,7 +36,7 @@ from reference_scheduler.controllers.job.clock import now_rfc3339, parse_time
 from reference_scheduler.controllers.job.features import Features
 from reference_scheduler.controllers.job.groups import BATCH, BUS, SCHEDULING
 from reference_scheduler.controllers.job.plugins import factory
-from reference_scheduler.kube import informer
+from reference_scheduler.kube import client, informer
 
 FINAL_PHASES = ("Completed", "Failed", "Terminated")
 # Phases after which a job's PodGroup and plugin objects are released.
@@ -100,7 +100,7 @@ class JobSync:
 
     @staticmethod
     def _initial_status(job: dict[str, Any]) -> dict[str, Any]:
-        status = json.loads(json.dumps(job.get("status") or {}))
+        status: dict[str, Any] = json.loads(json.dumps(job.get("status") or {}))
         status.setdefault("state", {})
         status["state"].setdefault("phase", "")
         status.setdefault("version", 0)
@@ -143,7 +143,7 @@ class JobSync:
             self.ctl.wake_at(due)
             return False
         try:
-            self.ctl.custom.delete_namespaced_custom_object(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], body={"propagationPolicy": "Foreground"})
+            self.ctl.custom.delete_namespaced_custom_object(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], body=client.as_body({"propagationPolicy": "Foreground"}))
         except kubernetes.client.ApiException as err:
             if err.status != 404:
                 raise
@@ -359,7 +359,7 @@ class JobSync:
                 for plugin in self.plugins:
                     plugin.on_pod_create(body, self.job)
                 try:
-                    created = self.ctl.core.create_namespaced_pod(self.meta["namespace"], body)
+                    created = self.ctl.core.create_namespaced_pod(self.meta["namespace"], client.as_body(body))
                     self.pods[name] = self.ctl.core.api_client.sanitize_for_serialization(created)
                 except kubernetes.client.ApiException as err:
                     if err.status != 409:
@@ -378,7 +378,7 @@ class JobSync:
             return True
         claims = volumes.ensure_claims(self.ctl.core, self.job)
         if claims.named_now:
-            updated = self.ctl.custom.patch_namespaced_custom_object(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], {"spec": {"volumes": claims.volumes}})
+            updated = cast(dict[str, Any], self.ctl.custom.patch_namespaced_custom_object(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], {"spec": {"volumes": claims.volumes}}))
             self.ctl.jobs.put(updated)
             self.job["spec"]["volumes"] = claims.volumes
         if claims.error:
@@ -416,17 +416,17 @@ class JobSync:
                 "spec": want,
             }
             try:
-                self.pg = self.ctl.custom.create_namespaced_custom_object(*SCHEDULING, ns, "podgroups", body)
+                self.pg = cast(dict[str, Any], self.ctl.custom.create_namespaced_custom_object(*SCHEDULING, ns, "podgroups", body))
             except kubernetes.client.ApiException as err:
                 if err.status != 409:
                     raise
-                self.pg = self.ctl.custom.get_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name)
+                self.pg = cast(dict[str, Any], self.ctl.custom.get_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name))
             self.ctl.podgroups.put(self.pg)
             return self.pg
         current = self.pg.get("spec") or {}
         if self.ctl.features.elastic and any(current.get(k) != v for k, v in want.items() if k in ("minMember", "minTaskMember", "minResources")):
             # Elastic scaling changed the gang: the PodGroup follows the job.
-            self.pg = self.ctl.custom.patch_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name, {"spec": {k: want[k] for k in ("minMember", "minTaskMember", "minResources")}})
+            self.pg = cast(dict[str, Any], self.ctl.custom.patch_namespaced_custom_object(*SCHEDULING, ns, "podgroups", name, {"spec": {k: want[k] for k in ("minMember", "minTaskMember", "minResources")}}))
             self.ctl.podgroups.put(self.pg)
         return self.pg
 
@@ -482,7 +482,7 @@ class JobSync:
         if self.status == before:
             return
         patch = {"status": merge_patch(before, self.status)}
-        updated = self.ctl.custom.patch_namespaced_custom_object_status(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], patch)
+        updated = cast(dict[str, Any], self.ctl.custom.patch_namespaced_custom_object_status(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], patch))
         self.ctl.jobs.put(updated)
         self.job["status"] = updated.get("status")
 

@@ -22,6 +22,8 @@ from typing import Any, Callable
 
 import kubernetes
 
+from reference_scheduler.kube import client
+
 CLAIM_NAME_CHARS = string.digits + string.ascii_lowercase
 CLAIM_SUFFIX_LENGTH = 12
 CONTROLLED_PREFIX = "volume-pvc-"
@@ -66,7 +68,7 @@ def ensure_claims(core: kubernetes.client.CoreV1Api, job: dict[str, Any], exists
         volume["volumeClaimName"] = name
         claims.named_now = True
         if volume.get("volumeClaim"):
-            core.create_namespaced_persistent_volume_claim(namespace, claim_body(job, name, volume["volumeClaim"]))
+            core.create_namespaced_persistent_volume_claim(namespace, client.as_body(claim_body(job, name, volume["volumeClaim"])))
     return claims
 
 

@@ -54,7 +54,7 @@ def ordered_tasks(ssn: Session) -> list[tuple[job_info.JobInfo, job_info.TaskInf
     queue_key = functools.cmp_to_key(session_plugins.queue_order_key(ssn))
     job_key = functools.cmp_to_key(session_plugins.job_order_key(ssn))
     task_key = functools.cmp_to_key(session_plugins.task_order_key(ssn))
-    ordered = []
+    ordered: list[tuple[job_info.JobInfo, job_info.TaskInfo]] = []
     for queue in sorted((ssn.queues[name] for name in by_queue), key=queue_key):
         for job in sorted(by_queue[queue.name], key=job_key):
             ordered.extend((job, task) for task in sorted(tasks[job.uid], key=task_key))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 
+from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import session_plugins
 from reference_scheduler.scheduler.framework.session import Session
 
@@ -17,7 +18,7 @@ class Enqueue:
     NAME = NAME
 
     def execute(self, ssn: Session) -> None:
-        by_queue: dict[str, list] = {}
+        by_queue: dict[str, list[job_info.JobInfo]] = {}
         for job in ssn.jobs.values():
             if job.queue not in ssn.queues:
                 continue

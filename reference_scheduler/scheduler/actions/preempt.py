@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Callable
+from typing import Any, Callable
 
 from reference_scheduler.scheduler.actions import preempt_topology
 from reference_scheduler.scheduler.actions import victims as victims_mod
@@ -75,7 +75,7 @@ class Preempt:
             for job in under_request[queue.name]:
                 self._inside_job(ssn, job, task_cmp)
 
-    def _between_jobs(self, ssn: Session, jobs: list[job_info.JobInfo], pending_tasks: dict[str, list[job_info.TaskInfo]], job_cmp: Callable[..., object]) -> None:
+    def _between_jobs(self, ssn: Session, jobs: list[job_info.JobInfo], pending_tasks: dict[str, list[job_info.TaskInfo]], job_cmp: Callable[[job_info.JobInfo], Any]) -> None:
         while jobs:
             jobs.sort(key=job_cmp)
             job = jobs.pop(0)
@@ -96,10 +96,14 @@ class Preempt:
             if assigned:
                 jobs.append(job)
 
-    def _inside_job(self, ssn: Session, job: job_info.JobInfo, task_cmp: Callable[..., object]) -> None:
+    def _inside_job(self, ssn: Session, job: job_info.JobInfo, task_cmp: Callable[[job_info.TaskInfo], Any]) -> None:
         for preemptor in sorted((t for t in job.by_status(job_info.TaskStatus.PENDING) if not t.sch_gated), key=task_cmp):
             stmt = Statement(ssn)
-            assigned = preempt(ssn, stmt, preemptor, lambda task, preemptor=preemptor: task.job == preemptor.job)
+
+            def same_job(task: job_info.TaskInfo, preemptor: job_info.TaskInfo = preemptor) -> bool:
+                return task.job == preemptor.job
+
+            assigned = preempt(ssn, stmt, preemptor, same_job)
             stmt.commit()
             if not assigned:
                 break

@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import logging
 
+from reference_scheduler.api import resource
 from reference_scheduler.scheduler.actions import victims as victims_mod
-from reference_scheduler.scheduler.api import job_info, resource
+from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import session_plugins
 from reference_scheduler.scheduler.framework.session import Session
 from reference_scheduler.scheduler.framework.statement import Statement

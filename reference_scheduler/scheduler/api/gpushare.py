@@ -126,6 +126,6 @@ class GpuShareDevices:
         return idle[:want] if len(idle) >= want else []
 
 
-def annotations(ids: list[int]) -> dict[str, str]:
+def bind_annotations(ids: list[int]) -> dict[str, str]:
     """What the scheduler writes on the pod. Upstream: AddGPUIndexPatch."""
     return {PREDICATE_TIME: str(time.time_ns()), GPU_INDEX: ",".join(str(i) for i in ids)}

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 from typing import Any, Iterable, Mapping
 
+from reference_scheduler.api import hypernode_members
 from reference_scheduler.scheduler.api import job_info
-from reference_scheduler.scheduler.api import labels as labels_mod
 
 log = logging.getLogger(__name__)
 # Where allocate records the HyperNode a job's tasks were placed under (their least common
@@ -28,8 +27,6 @@ log = logging.getLogger(__name__)
 ALLOCATED_HYPERNODE = "volcano.sh/job-allocated-hypernode"
 HARD = "hard"
 SOFT = "soft"
-MEMBER_NODE = "Node"
-MEMBER_HYPERNODE = "HyperNode"
 
 
 # --- a job's network topology --------------------------------------------------------------------
@@ -75,44 +72,6 @@ def set_allocated_hypernode(job: job_info.JobInfo, name: str) -> None:
     if annotations is None:
         annotations = meta["annotations"] = {}
     annotations[ALLOCATED_HYPERNODE] = name
-
-
-# --- members -------------------------------------------------------------------------------------
-
-def members_of(selector: Mapping[str, Any], nodes: Mapping[str, Mapping[str, str]]) -> set[str]:
-    """The nodes (name -> labels) a Node member's selector picks: the union of its exactMatch,
-    regexMatch and labelMatch. As upstream: an exactMatch without a name, a pattern that does not
-    compile or a labelMatch that is empty select nothing more; a pattern is searched for anywhere in
-    the name, as Go's MatchString does (Python's `re` reads the usual RE2 patterns alike).
-    Upstream: GetMembers."""
-    found: set[str] = set()
-    exact = selector.get("exactMatch")
-    if exact is not None:
-        name = (exact or {}).get("name") or ""
-        if not name:
-            return found
-        found.add(name)
-    regex = selector.get("regexMatch")
-    if regex is not None:
-        pattern = str((regex or {}).get("pattern") or "")
-        try:
-            compiled = re.compile(pattern)
-        except re.error as err:
-            log.error("HyperNode member pattern %r does not compile: %s", pattern, err)
-            return set()
-        found.update(n for n in nodes if compiled.search(n))
-    label = selector.get("labelMatch")
-    if label is not None:
-        label = label or {}
-        if not label.get("matchLabels") and not label.get("matchExpressions"):
-            return found
-        found.update(n for n, labels in nodes.items() if labels_mod.selector_matches(label, labels))
-    return found
-
-
-def _child_hypernode(member: Mapping[str, Any]) -> str:
-    """A HyperNode member names its child by exactMatch only (upstream ignores the others)."""
-    return str(((member.get("selector") or {}).get("exactMatch") or {}).get("name") or "")
 
 
 # --- the tree ------------------------------------------------------------------------------------
@@ -200,7 +159,7 @@ def build(hypernodes: Mapping[str, Mapping[str, Any]], nodes: Mapping[str, Mappi
     parents: dict[str, str] = {}
     for name in sorted(members):
         for member in members[name]:
-            child = _child_hypernode(member) if member.get("type") == MEMBER_HYPERNODE else ""
+            child = hypernode_members.child_hypernode(member) if member.get("type") == hypernode_members.MEMBER_HYPERNODE else ""
             if not child:
                 continue
             if parents.setdefault(child, name) != name:
@@ -215,10 +174,10 @@ def build(hypernodes: Mapping[str, Mapping[str, Any]], nodes: Mapping[str, Mappi
             return frozenset()
         found: set[str] = set()
         for member in members.get(name, []):
-            if member.get("type") == MEMBER_NODE:
-                found |= members_of(member.get("selector") or {}, nodes)
-            elif member.get("type") == MEMBER_HYPERNODE:
-                child = _child_hypernode(member)
+            if member.get("type") == hypernode_members.MEMBER_NODE:
+                found |= hypernode_members.members_of(member.get("selector") or {}, nodes)
+            elif member.get("type") == hypernode_members.MEMBER_HYPERNODE:
+                child = hypernode_members.child_hypernode(member)
                 if child in members:
                     found |= resolve(child, chain + (name,))
         real[name] = frozenset(n for n in found if n in nodes)

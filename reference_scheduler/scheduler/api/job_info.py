@@ -10,8 +10,8 @@ import enum
 import functools
 from typing import Any
 
+from reference_scheduler.api import resource
 from reference_scheduler.scheduler import features as features_mod
-from reference_scheduler.scheduler.api import resource
 
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_KEY = "volcano.sh/task-spec"

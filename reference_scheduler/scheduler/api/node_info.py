@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from reference_scheduler.api import resource
 from reference_scheduler.kube import quantity
-from reference_scheduler.scheduler.api import job_info, node_matrix, resource
+from reference_scheduler.scheduler.api import job_info, node_matrix
 
 # Where a task's request is counted, by its status (everything else: used).
 _COUNTED_IN = {

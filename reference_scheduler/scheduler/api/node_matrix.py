@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from reference_scheduler.scheduler.api import resource
+from reference_scheduler.api import resource
 
 EPSILON = resource.EPSILON
 
@@ -74,7 +74,8 @@ class Request:
         """Per node: does the request fit in `free` (nodes × resources)?"""
         if self.unknown:
             return np.zeros(free.shape[0], dtype=bool)
-        return np.all((self.row <= free + EPSILON) | ~self.asked, axis=1)
+        fit: np.ndarray = np.all((self.row <= free + EPSILON) | ~self.asked, axis=1)
+        return fit
 
     def insufficient(self, matrix: NodeMatrix, free: np.ndarray) -> list[str]:
         """Per node, `Insufficient cpu, Insufficient memory` for what does not fit ('' where all fits)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from reference_scheduler.scheduler.api import resource
+from reference_scheduler.api import resource
 
 HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
 HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"

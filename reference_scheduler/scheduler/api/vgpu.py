@@ -295,7 +295,7 @@ def decode(text: str) -> list[list[Use]]:
     return out
 
 
-def annotations(node: str, uses: tuple[tuple[Use, ...], ...]) -> dict[str, str]:
+def bind_annotations(node: str, uses: tuple[tuple[Use, ...], ...]) -> dict[str, str]:
     """What the scheduler writes on the pod. Upstream: GPUDevices.Allocate."""
     now = str(int(time.time()))
     encoded = encode(uses)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Protocol
 
+from reference_scheduler.api import resource
 from reference_scheduler.kube import quantity
-from reference_scheduler.scheduler.api import job_info, resource
+from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework.session import Session
 
 ROOT = "root"

@@ -1,15 +1,15 @@
-"""The names a scheduler conf may use, and what builds each: the framework owns the registries,
-the plugins' and the actions' factories register into them (as Volcano's framework/plugins.go
-holds the builders that plugins/factory.go and the action factory register).
+"""The names a scheduler conf may use, and what builds each. The framework owns the registries;
+the built-in plugins and actions are registered into them by their factories
+(plugins/factory.py, actions/factory.py), which import them, and whoever loads a conf imports the
+factories first (conf_load.py). Nothing here imports a plugin or an action: the framework sits
+below them, and no import goes back up.
 
-The factories are imported on first use rather than at import time: this module sits under every
-plugin and action (they import the framework), so importing them here at the top would close an
-import circle. A program registers nothing by hand; `conf.parse` and the framework ask here.
+Upstream: pkg/scheduler/framework/plugins.go (RegisterPluginBuilder, GetPluginBuilder,
+RegisterAction, GetAction), filled by the init functions of plugins/factory.go and the actions.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable, Mapping
 
 from reference_scheduler.scheduler.framework import interface
@@ -19,8 +19,6 @@ ActionBuilder = Callable[[], interface.Action]
 
 _PLUGINS: dict[str, PluginBuilder] = {}
 _ACTIONS: dict[str, ActionBuilder] = {}
-# The modules whose import registers the built-in plugins and actions.
-BUILTIN_FACTORIES = ("reference_scheduler.scheduler.plugins.factory", "reference_scheduler.scheduler.actions.factory")
 
 
 class RegistryError(ValueError):
@@ -39,26 +37,23 @@ def register_action(name: str, builder: ActionBuilder) -> None:
     _ACTIONS[name] = builder
 
 
-def _builtins() -> None:
-    for module in BUILTIN_FACTORIES:
-        importlib.import_module(module)
-
-
 def plugin_names() -> tuple[str, ...]:
-    _builtins()
     return tuple(_PLUGINS)
 
 
 def action_names() -> tuple[str, ...]:
-    _builtins()
     return tuple(_ACTIONS)
 
 
 def plugin_builder(name: str) -> PluginBuilder:
-    _builtins()
-    return _PLUGINS[name]
+    try:
+        return _PLUGINS[name]
+    except KeyError:
+        raise RegistryError(f"no plugin {name!r} is registered (known: {', '.join(_PLUGINS) or 'none'}); load the conf through conf_load, which registers the built-in ones") from None
 
 
 def action_builder(name: str) -> ActionBuilder:
-    _builtins()
-    return _ACTIONS[name]
+    try:
+        return _ACTIONS[name]
+    except KeyError:
+        raise RegistryError(f"no action {name!r} is registered (known: {', '.join(_ACTIONS) or 'none'}); load the conf through conf_load, which registers the built-in ones") from None

@@ -1,7 +1,8 @@
 """A session: one scheduling cycle over a snapshot, with one function table per extension point.
 
-Plugins register closures in `on_session_open`, keyed by plugin name; the dispatchers in
-session_plugins.py walk the tiers to combine them. Nothing here is module-level state.
+Plugins register closures in `on_session_open` through the session's typed calls, one per point
+(`ssn.add_reclaimable_fn(NAME, fn)`, extension_points.py); the dispatchers in session_plugins.py
+walk the tiers to combine them. Nothing here is module-level state.
 Upstream: pkg/scheduler/framework/session.go, framework.go.
 """
 
@@ -13,6 +14,7 @@ import logging
 import uuid
 from typing import Any, Callable, Protocol
 
+from reference_scheduler.api import resource
 from reference_scheduler.scheduler import conf, features
 from reference_scheduler.scheduler.api import (
     hyper_node_info,
@@ -20,21 +22,10 @@ from reference_scheduler.scheduler.api import (
     node_info,
     node_matrix,
     queue_info,
-    resource,
 )
+from reference_scheduler.scheduler.framework import extension_points
 
 log = logging.getLogger(__name__)
-EXTENSION_POINTS = (
-    "jobOrder", "queueOrder", "victimQueueOrder", "taskOrder", "jobValid", "jobReady",
-    "jobPipelined", "jobEnqueueable", "jobEnqueued", "allocatable", "overused",
-    "preemptable", "reclaimable", "jobStarving", "preemptive",
-    # Predicates and node scores: one call per task covers every node (see api/node_matrix.py).
-    "batchPredicate", "batchNodeOrder",
-    # Scores of candidate HyperNodes for a job with a hard network topology.
-    "hyperNodeOrder",
-    # Running tasks a plugin would have the shuffle action evict (tasks -> victims).
-    "victimTasks",
-)
 
 
 class Writer(Protocol):
@@ -53,7 +44,7 @@ class EventHandler:
     deallocate: Callable[[job_info.TaskInfo], None]
 
 
-class Session:
+class Session(extension_points.ExtensionPoints):
     def __init__(
         self,
         jobs: dict[str, job_info.JobInfo],
@@ -62,6 +53,7 @@ class Session:
         configuration: conf.Conf,
         writer: Writer,
     ) -> None:
+        super().__init__()
         self.uid = str(uuid.uuid4())
         self.jobs = jobs
         self.nodes = nodes
@@ -69,7 +61,6 @@ class Session:
         self.conf = configuration
         self.tiers = configuration.tiers
         self.writer = writer
-        self.fns: dict[str, dict[str, Callable[..., Any]]] = {p: {} for p in EXTENSION_POINTS}
         self.event_handlers: list[EventHandler] = []
         self.plugins: dict[str, Any] = {}
         # HyperNode and Numatopology objects by name (set by open_session from the cache).
@@ -118,9 +109,6 @@ class Session:
         """The HyperNode tree, built on first use from `hypernodes` (which open_session sets
         after construction) and the nodes' labels. Upstream: Session.HyperNodes, RealNodesList."""
         return hyper_node_info.build(self.hypernodes, {name: node.labels for name, node in self.nodes.items()})
-
-    def add(self, point: str, plugin: str, fn: Callable[..., Any]) -> None:
-        self.fns[point][plugin] = fn
 
     def node_list(self) -> list[node_info.NodeInfo]:
         return list(self._node_list)

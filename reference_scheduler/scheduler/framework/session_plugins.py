@@ -1,5 +1,7 @@
-"""One dispatcher per extension point. Each walks the tiers, then the plugins of a tier, skipping
-plugins whose point is disabled in the conf, and says how results combine.
+"""One dispatcher per extension point. Each reads its point's table on the session
+(extension_points.py), walks the tiers, then the plugins of a tier, skipping plugins whose point
+the conf switches off (`enableXxx: false`, the flag named in each call), and says how results
+combine.
 
 Upstream: pkg/scheduler/framework/session_plugins.go.
 """
@@ -7,28 +9,33 @@ Upstream: pkg/scheduler/framework/session_plugins.go.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator, Mapping, TypeVar
 
 import numpy as np
 
 from reference_scheduler.scheduler.api import job_info, queue_info
-from reference_scheduler.scheduler.framework import interface
+from reference_scheduler.scheduler.framework import extension_points, interface
 from reference_scheduler.scheduler.framework.session import Session
 
+Fn = TypeVar("Fn")
+Item = TypeVar("Item")
 
-def _each_tier(ssn: Session, point: str, flag: str) -> Iterator[list[Callable[..., Any]]]:
+
+def _each_tier(ssn: Session, table: Mapping[str, Fn], flag: str) -> Iterator[list[Fn]]:
+    """Per tier, the functions of its plugins in conf order, leaving out a plugin the conf
+    switches off by `flag`."""
     for tier in ssn.tiers:
         fns = []
         for option in tier:
-            fn = ssn.fns[point].get(option.name)
+            fn = table.get(option.name)
             if fn is not None and option.enabled(flag):
                 fns.append(fn)
         yield fns
 
 
-def _order(ssn: Session, point: str, flag: str, left: Any, right: Any) -> int:
+def _order(ssn: Session, table: Mapping[str, Callable[[Item, Item], int]], flag: str, left: Item, right: Item) -> int:
     """First non-zero comparison wins (negative: left first)."""
-    for fns in _each_tier(ssn, point, flag):
+    for fns in _each_tier(ssn, table, flag):
         for fn in fns:
             result = fn(left, right)
             if result != 0:
@@ -38,7 +45,7 @@ def _order(ssn: Session, point: str, flag: str, left: Any, right: Any) -> int:
 
 def job_order_key(ssn: Session) -> Callable[[job_info.JobInfo, job_info.JobInfo], int]:
     def compare(left: job_info.JobInfo, right: job_info.JobInfo) -> int:
-        result = _order(ssn, "jobOrder", "joborder", left, right)
+        result = _order(ssn, ssn.job_order_fns, "joborder", left, right)
         if result:
             return result
         # Fallback, as upstream: older first, then by uid.
@@ -49,7 +56,7 @@ def job_order_key(ssn: Session) -> Callable[[job_info.JobInfo, job_info.JobInfo]
 
 def queue_order_key(ssn: Session) -> Callable[[queue_info.QueueInfo, queue_info.QueueInfo], int]:
     def compare(left: queue_info.QueueInfo, right: queue_info.QueueInfo) -> int:
-        result = _order(ssn, "queueOrder", "queueorder", left, right)
+        result = _order(ssn, ssn.queue_order_fns, "queueorder", left, right)
         if result:
             return result
         return (left.creation, left.name) < (right.creation, right.name) and -1 or 1
@@ -63,7 +70,7 @@ def victim_queue_first(ssn: Session, left: queue_info.QueueInfo, right: queue_in
     order. Negative: left's first. Upstream: Session.VictimQueueOrderFn."""
     for tier in ssn.tiers:
         for option in tier:
-            fn = ssn.fns["victimQueueOrder"].get(option.name)
+            fn = ssn.victim_queue_order_fns.get(option.name)
             result = fn(left, right, evictor) if fn is not None else 0
             if result:
                 return int(result)
@@ -72,7 +79,7 @@ def victim_queue_first(ssn: Session, left: queue_info.QueueInfo, right: queue_in
 
 def task_order_key(ssn: Session) -> Callable[[job_info.TaskInfo, job_info.TaskInfo], int]:
     def compare(left: job_info.TaskInfo, right: job_info.TaskInfo) -> int:
-        result = _order(ssn, "taskOrder", "taskorder", left, right)
+        result = _order(ssn, ssn.task_order_fns, "taskorder", left, right)
         if result:
             return result
         left_key = (left.pod["metadata"].get("creationTimestamp", ""), _index(left), left.name)
@@ -115,7 +122,7 @@ def predicate_nodes(ssn: Session, task: job_info.TaskInfo) -> NodeFilter:
     failed = np.zeros(count, dtype=bool)
     unresolvable = np.zeros(count, dtype=bool)
     reason = np.full(count, None, dtype=object)
-    for fns in _each_tier(ssn, "batchPredicate", "predicate"):
+    for fns in _each_tier(ssn, ssn.batch_predicate_fns, "predicate"):
         for fn in fns:
             for check in fn(task):
                 fails, why = check[0], check[1]
@@ -133,7 +140,7 @@ def node_scores(ssn: Session, task: job_info.TaskInfo, rows: np.ndarray) -> np.n
     total = np.zeros(len(rows))
     if not len(rows):
         return total
-    for fns in _each_tier(ssn, "batchNodeOrder", "nodeorder"):
+    for fns in _each_tier(ssn, ssn.batch_node_order_fns, "nodeorder"):
         for fn in fns:
             total += np.asarray(fn(task), dtype=float)[rows]
     return total
@@ -143,7 +150,7 @@ def hyper_node_scores(ssn: Session, job: job_info.JobInfo, candidates: dict[str,
     """The sum of every plugin's `hyperNodeOrder` score (job, {HyperNode: its nodes} -> {HyperNode:
     score}); a HyperNode no plugin scored has 0. Upstream: Session.HyperNodeOrderMapFn."""
     total = {name: 0.0 for name in candidates}
-    for fns in _each_tier(ssn, "hyperNodeOrder", "hypernodeorder"):
+    for fns in _each_tier(ssn, ssn.hyper_node_order_fns, "hypernodeorder"):
         for fn in fns:
             for name, score in fn(job, candidates).items():
                 if name in total:
@@ -153,7 +160,7 @@ def hyper_node_scores(ssn: Session, job: job_info.JobInfo, candidates: dict[str,
 
 def job_valid(ssn: Session, job: job_info.JobInfo) -> tuple[str, str] | None:
     """The first plugin that finds the job invalid: (reason, message); None when valid."""
-    for fns in _each_tier(ssn, "jobValid", "jobvalid"):
+    for fns in _each_tier(ssn, ssn.job_valid_fns, "jobvalid"):
         for fn in fns:
             result = fn(job)
             if result is not None:
@@ -163,16 +170,16 @@ def job_valid(ssn: Session, job: job_info.JobInfo) -> tuple[str, str] | None:
 
 def job_ready(ssn: Session, job: job_info.JobInfo) -> bool:
     """All must pass."""
-    return all(fn(job) for fns in _each_tier(ssn, "jobReady", "jobready") for fn in fns)
+    return all(fn(job) for fns in _each_tier(ssn, ssn.job_ready_fns, "jobready") for fn in fns)
 
 
-def _vote(ssn: Session, point: str, flag: str, *args: Any) -> bool:
+def _vote(ssn: Session, table: Mapping[str, Callable[[job_info.JobInfo], extension_points.Vote]], flag: str, job: job_info.JobInfo) -> bool:
     """A Reject anywhere rejects; a tier with a Permit permits; otherwise the next tier decides.
     Nothing said at all permits."""
-    for fns in _each_tier(ssn, point, flag):
+    for fns in _each_tier(ssn, table, flag):
         permitted = False
         for fn in fns:
-            vote = fn(*args)
+            vote = fn(job)
             if vote < 0:
                 return False
             if vote > 0:
@@ -183,34 +190,34 @@ def _vote(ssn: Session, point: str, flag: str, *args: Any) -> bool:
 
 
 def job_pipelined(ssn: Session, job: job_info.JobInfo) -> bool:
-    return _vote(ssn, "jobPipelined", "jobpipelined", job)
+    return _vote(ssn, ssn.job_pipelined_fns, "jobpipelined", job)
 
 
 def job_enqueueable(ssn: Session, job: job_info.JobInfo) -> bool:
-    return _vote(ssn, "jobEnqueueable", "jobenqueued", job)
+    return _vote(ssn, ssn.job_enqueueable_fns, "jobenqueued", job)
 
 
 def job_enqueued(ssn: Session, job: job_info.JobInfo) -> None:
-    for fns in _each_tier(ssn, "jobEnqueued", "jobenqueued"):
+    for fns in _each_tier(ssn, ssn.job_enqueued_fns, "jobenqueued"):
         for fn in fns:
             fn(job)
 
 
 def allocatable(ssn: Session, queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
     """All must pass."""
-    return all(fn(queue, task) for fns in _each_tier(ssn, "allocatable", "allocatable") for fn in fns)
+    return all(fn(queue, task) for fns in _each_tier(ssn, ssn.allocatable_fns, "allocatable") for fn in fns)
 
 
 def overused(ssn: Session, queue: queue_info.QueueInfo) -> bool:
     """Any plugin saying so makes the queue overused."""
-    return any(fn(queue) for fns in _each_tier(ssn, "overused", "overused") for fn in fns)
+    return any(fn(queue) for fns in _each_tier(ssn, ssn.overused_fns, "overused") for fn in fns)
 
 
-def _victims(ssn: Session, point: str, flag: str, evictor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
+def _victims(ssn: Session, table: Mapping[str, extension_points.EvictableFn], flag: str, evictor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
     """Each plugin that does not abstain narrows the candidates (an intersection); the first tier
     where they agree on some victims decides. An empty answer ends its tier without a decision, so
     the next tier is asked, as upstream does. Upstream: Session.Preemptable, Session.Reclaimable."""
-    for fns in _each_tier(ssn, point, flag):
+    for fns in _each_tier(ssn, table, flag):
         victims: list[job_info.TaskInfo] | None = None
         for fn in fns:
             chosen, vote = fn(evictor, candidates)
@@ -230,16 +237,16 @@ def _victims(ssn: Session, point: str, flag: str, evictor: job_info.TaskInfo, ca
 
 
 def preemptable(ssn: Session, preemptor: job_info.TaskInfo, preemptees: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
-    return _victims(ssn, "preemptable", "preemptable", preemptor, preemptees)
+    return _victims(ssn, ssn.preemptable_fns, "preemptable", preemptor, preemptees)
 
 
 def reclaimable(ssn: Session, reclaimer: job_info.TaskInfo, reclaimees: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
-    return _victims(ssn, "reclaimable", "reclaimable", reclaimer, reclaimees)
+    return _victims(ssn, ssn.reclaimable_fns, "reclaimable", reclaimer, reclaimees)
 
 
 def job_starving(ssn: Session, job: job_info.JobInfo) -> bool:
     """Every plugin of the first tier that has an opinion must agree; no opinion: not starving."""
-    for fns in _each_tier(ssn, "jobStarving", "jobstarving"):
+    for fns in _each_tier(ssn, ssn.job_starving_fns, "jobstarving"):
         if fns:
             return all(fn(job) for fn in fns)
     return False
@@ -250,7 +257,7 @@ def victim_tasks(ssn: Session, tasks: list[job_info.TaskInfo]) -> list[job_info.
     a tier names, from the first tier that names any. The conf switches a plugin's part off with
     `enabledVictim: false` (upstream's spelling, hence the flag `dvictim` once `enable` is cut).
     Upstream: Session.VictimTasks."""
-    for fns in _each_tier(ssn, "victimTasks", "dvictim"):
+    for fns in _each_tier(ssn, ssn.victim_tasks_fns, "dvictim"):
         chosen: dict[str, job_info.TaskInfo] = {}
         for fn in fns:
             for task in fn(tasks):
@@ -262,7 +269,7 @@ def victim_tasks(ssn: Session, tasks: list[job_info.TaskInfo]) -> list[job_info.
 
 def preemptive(ssn: Session, queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
     """May this queue take more to place the task by reclaiming? All must agree."""
-    return all(fn(queue, task) for fns in _each_tier(ssn, "preemptive", "preemptive") for fn in fns)
+    return all(fn(queue, task) for fns in _each_tier(ssn, ssn.preemptive_fns, "preemptive") for fn in fns)
 
 
 __all__ = ["interface"]

@@ -75,7 +75,7 @@ class Binpack:
 
     def on_session_open(self, ssn: Session) -> None:
         if self.plugin_weight != 0:
-            ssn.add("batchNodeOrder", NAME, lambda task: scores(task, ssn.matrix, self.plugin_weight, self.by_resource))
+            ssn.add_batch_node_order_fn(NAME, lambda task: scores(task, ssn.matrix, self.plugin_weight, self.by_resource))
 
     def on_session_close(self, ssn: Session) -> None:
         return None

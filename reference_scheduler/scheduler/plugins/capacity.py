@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping
 
+from reference_scheduler.api import resource
 from reference_scheduler.scheduler.api import job_info, queue_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
@@ -50,13 +51,13 @@ class Capacity:
         except attrs_mod.HierarchyError as err:
             log.error("capacity: the queue hierarchy is not usable this session: %s", err)
             self.attrs, self.ready = {}, False
-        ssn.add("queueOrder", NAME, self._queue_order)
+        ssn.add_queue_order_fn(NAME, self._queue_order)
         if self.hierarchy and self.ready:
-            ssn.add("victimQueueOrder", NAME, self._victim_queue_order)
-        ssn.add("reclaimable", NAME, lambda reclaimer, reclaimees: self._reclaimable(ssn, reclaimees))
-        ssn.add("preemptive", NAME, self._preemptive)
-        ssn.add("allocatable", NAME, self._allocatable)
-        ssn.add("jobEnqueueable", NAME, lambda job: self._enqueueable(ssn, job))
+            ssn.add_victim_queue_order_fn(NAME, self._victim_queue_order)
+        ssn.add_reclaimable_fn(NAME, lambda reclaimer, reclaimees: self._reclaimable(ssn, reclaimees))
+        ssn.add_preemptive_fn(NAME, self._preemptive)
+        ssn.add_allocatable_fn(NAME, self._allocatable)
+        ssn.add_job_enqueueable_fn(NAME, lambda job: self._enqueueable(ssn, job))
 
         def on_change(task: job_info.TaskInfo, sign: float) -> None:
             job = ssn.jobs.get(task.job)
@@ -113,7 +114,7 @@ class Capacity:
         if not self.ready:
             return [], interface.REJECT
         victims = []
-        allocations = {}
+        allocations: dict[str, resource.Resource] = {}
         for task in reclaimees:
             attr = self.attrs.get(ssn.jobs[task.job].queue)
             if attr is None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from reference_scheduler.scheduler.api import job_info, queue_info, resource
+from reference_scheduler.api import resource
+from reference_scheduler.scheduler.api import job_info, queue_info
 
 CORE = ("cpu", "memory")
 ROOT = "root"
@@ -136,8 +137,8 @@ def build_flat(queues: dict[str, queue_info.QueueInfo], jobs: dict[str, job_info
     queue's guarantee plus its own, capped by its capability (unset CPU or memory there means no
     cap); its deserved is spec.deserved capped by that, raised to its guarantee."""
     total_guarantee = resource.Resource()
-    for queue in queues.values():
-        total_guarantee.add(queue.guarantee)
+    for each in queues.values():
+        total_guarantee.add(each.guarantee)
     attrs: dict[str, QueueAttr] = {}
     for job in jobs.values():
         queue = queues.get(job.queue)

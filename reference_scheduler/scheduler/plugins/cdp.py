@@ -72,8 +72,8 @@ class Cdp:
             now = self.clock()
             return [t for t in candidates if not cooling(t.pod, now)], interface.PERMIT
 
-        ssn.add("preemptable", NAME, victims)
-        ssn.add("reclaimable", NAME, victims)
+        ssn.add_preemptable_fn(NAME, victims)
+        ssn.add_reclaimable_fn(NAME, victims)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

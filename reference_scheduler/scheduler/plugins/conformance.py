@@ -30,8 +30,8 @@ class Conformance:
         def victims(evictor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
             return [t for t in candidates if evictable(t)], interface.PERMIT
 
-        ssn.add("preemptable", NAME, victims)
-        ssn.add("reclaimable", NAME, victims)
+        ssn.add_preemptable_fn(NAME, victims)
+        ssn.add_reclaimable_fn(NAME, victims)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

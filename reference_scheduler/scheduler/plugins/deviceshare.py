@@ -36,6 +36,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from reference_scheduler.scheduler.api import gpushare, job_info, vgpu
+from reference_scheduler.scheduler.framework import extension_points
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
 
 log = logging.getLogger(__name__)
@@ -47,8 +48,6 @@ SCHEDULE_POLICY = "deviceshare.SchedulePolicy"
 SCHEDULE_WEIGHT = "deviceshare.ScheduleWeight"
 NOT_INITIALIZED = "node not initialized with device{}"
 VGPU_REFUSED = "hami-vgpuDeviceSharing error"
-# Predicate checks: (failed per node, reason per node, resolvable by eviction).
-Check = tuple[np.ndarray, Any, bool]
 
 
 def _flag(arguments: Mapping[str, Any], key: str) -> bool:
@@ -101,20 +100,22 @@ class DeviceShare:
                 usable, _ = vgpu.handshake(annotations, now)
                 found = vgpu.VgpuDevices.decode(node.name, annotations.get(vgpu.REGISTER, "")) if usable else None
                 self.vgpus[node.name] = found
-                for task in node.tasks.values() if found is not None else ():
-                    found.count(vgpu.decode((task.pod["metadata"].get("annotations") or {}).get(vgpu.ASSIGNED_IDS, "")))
+                if found is not None:
+                    for task in node.tasks.values():
+                        found.count(vgpu.decode((task.pod["metadata"].get("annotations") or {}).get(vgpu.ASSIGNED_IDS, "")))
                 continue
             shared = gpushare.GpuShareDevices.of_node(node.node)
             self.shared[node.name] = shared
-            for uid, task in node.tasks.items() if shared is not None else ():
-                if any(self.wants(task)):
-                    shared.add_pod(uid, task.pod, gpushare.gpu_index(task.pod))
-        ssn.add("batchPredicate", NAME, self.predicate)
+            if shared is not None:
+                for uid, task in node.tasks.items():
+                    if any(self.wants(task)):
+                        shared.add_pod(uid, task.pod, gpushare.gpu_index(task.pod))
+        ssn.add_batch_predicate_fn(NAME, self.predicate)
         if self.weight > 0:
-            ssn.add("batchNodeOrder", NAME, self.scores)
+            ssn.add_batch_node_order_fn(NAME, self.scores)
         ssn.event_handlers.append(EventHandler(allocate=self.allocated, deallocate=self.deallocated))
 
-    def predicate(self, task: job_info.TaskInfo) -> list[Check]:
+    def predicate(self, task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
         """Upstream: the plugin's predicateFn and each device's FilterNode."""
         reasons = np.full(len(self.names), None, dtype=object)
         missing = np.zeros(len(self.names), dtype=bool)
@@ -168,7 +169,7 @@ class DeviceShare:
                 log.warning("deviceshare: no vGPU on %s left for %s/%s: %s", task.node_name, task.namespace, task.name, verdict.reason)
                 return
             self.vgpu_taken[task.uid] = (task.node_name, [list(container) for container in verdict.uses])
-            task.bind_annotations.update(vgpu.annotations(task.node_name, verdict.uses))
+            task.bind_annotations.update(vgpu.bind_annotations(task.node_name, verdict.uses))
             return
         memory, cards = self.wants(task)
         devices = self.shared.get(task.node_name)
@@ -182,7 +183,7 @@ class DeviceShare:
             log.warning("deviceshare: no card on %s left for %s/%s", task.node_name, task.namespace, task.name)
             return
         devices.add_pod(task.uid, task.pod, ids)
-        task.bind_annotations.update(gpushare.annotations(ids))
+        task.bind_annotations.update(gpushare.bind_annotations(ids))
         log.debug("deviceshare: %s/%s gets cards %s on %s", task.namespace, task.name, ids, task.node_name)
 
     def deallocated(self, task: job_info.TaskInfo) -> None:
@@ -196,7 +197,7 @@ class DeviceShare:
             found = self.vgpus.get(taken[0])
             if found is not None:
                 found.uncount(taken[1])
-        for key in (gpushare.GPU_INDEX, gpushare.PREDICATE_TIME, *vgpu.annotations("", ()).keys()):
+        for key in (gpushare.GPU_INDEX, gpushare.PREDICATE_TIME, *vgpu.bind_annotations("", ()).keys()):
             task.bind_annotations.pop(key, None)
 
     def on_session_close(self, ssn: Session) -> None:

@@ -73,11 +73,11 @@ class Drf:
                 tree.add(self.total_allocated, attr.allocated)
                 self._update_tree(self.root, self.total_allocated, job, attr, ssn.queues[job.queue])
 
-        ssn.add("preemptable", NAME, self._preemptable)
-        ssn.add("jobOrder", NAME, self._job_order)
+        ssn.add_preemptable_fn(NAME, self._preemptable)
+        ssn.add_job_order_fn(NAME, self._job_order)
         if hierarchy:
-            ssn.add("queueOrder", NAME, self._queue_order)
-            ssn.add("reclaimable", NAME, lambda reclaimer, reclaimees: self._reclaimable(ssn, reclaimer, reclaimees))
+            ssn.add_queue_order_fn(NAME, self._queue_order)
+            ssn.add_reclaimable_fn(NAME, lambda reclaimer, reclaimees: self._reclaimable(ssn, reclaimer, reclaimees))
 
         def on_change(task: job_info.TaskInfo, sign: float) -> None:
             attr = self.attrs.get(task.job)

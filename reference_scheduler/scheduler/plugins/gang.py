@@ -78,13 +78,13 @@ class Gang:
         def starving(job: job_info.JobInfo) -> bool:
             return job.is_starving()
 
-        ssn.add("preemptable", NAME, victims)
-        ssn.add("reclaimable", NAME, victims)
-        ssn.add("jobStarving", NAME, starving)
-        ssn.add("jobValid", NAME, valid)
-        ssn.add("jobReady", NAME, ready)
-        ssn.add("jobPipelined", NAME, pipelined)
-        ssn.add("jobOrder", NAME, order)
+        ssn.add_preemptable_fn(NAME, victims)
+        ssn.add_reclaimable_fn(NAME, victims)
+        ssn.add_job_starving_fn(NAME, starving)
+        ssn.add_job_valid_fn(NAME, valid)
+        ssn.add_job_ready_fn(NAME, ready)
+        ssn.add_job_pipelined_fn(NAME, pipelined)
+        ssn.add_job_order_fn(NAME, order)
 
     def on_session_close(self, ssn: Session) -> None:
         for job in ssn.jobs.values():

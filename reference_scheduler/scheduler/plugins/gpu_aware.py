@@ -120,7 +120,7 @@ class GpuAware:
             return
         nodes = NodeTopologies(ssn)
         if nodes.resources:
-            ssn.add("batchNodeOrder", NAME, lambda task: scores(task, nodes, self.weight, self.loss_weight))
+            ssn.add_batch_node_order_fn(NAME, lambda task: scores(task, nodes, self.weight, self.loss_weight))
 
     def on_session_close(self, ssn: Session) -> None:
         return None

@@ -82,7 +82,8 @@ def _quality(gpus: Sequence[Gpu], max_link: float) -> float:
 
 
 def _greedy(gpus: Sequence[Gpu], count: int, max_link: float) -> float:
-    chosen: list[Gpu] = list(max(itertools.combinations(gpus, 2), key=lambda pair: _quality(pair, max_link)))
+    best_pair = max(itertools.combinations(gpus, 2), key=lambda pair: _quality(pair, max_link))
+    chosen = list(best_pair)
     rest = [gpu for gpu in gpus if gpu not in chosen]
     while len(chosen) < count:
         best = max(rest, key=lambda gpu: _quality([*chosen, gpu], max_link))

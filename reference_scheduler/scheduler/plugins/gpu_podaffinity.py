@@ -42,6 +42,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.framework import extension_points
 from reference_scheduler.scheduler.framework.session import Session
 from reference_scheduler.scheduler.plugins import gpu_podaffinity_room as room
 from reference_scheduler.scheduler.plugins import gpu_podaffinity_units as units_mod
@@ -94,10 +95,10 @@ class GpuPodAffinity:
             elif result is not None:
                 self.plans[job.uid] = result
         self.supernodes = room.Supernodes.build(ssn, self.label)
-        ssn.add("jobValid", NAME, self.valid)
-        ssn.add("taskOrder", NAME, self.task_order)
-        ssn.add("batchPredicate", NAME, self.predicate)
-        ssn.add("batchNodeOrder", NAME, self.score)
+        ssn.add_job_valid_fn(NAME, self.valid)
+        ssn.add_task_order_fn(NAME, self.task_order)
+        ssn.add_batch_predicate_fn(NAME, self.predicate)
+        ssn.add_batch_node_order_fn(NAME, self.score)
 
     def on_session_close(self, ssn: Session) -> None:
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -125,7 +126,7 @@ class GpuPodAffinity:
             return 0
         return -1 if a < b else 1
 
-    def predicate(self, task: job_info.TaskInfo) -> list[tuple[np.ndarray, Any]]:
+    def predicate(self, task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
         units = self.plans.get(task.job)
         if units is None or task.uid not in units.where:
             return []

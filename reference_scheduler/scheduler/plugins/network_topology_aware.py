@@ -66,7 +66,7 @@ class NetworkTopologyAware:
         self._row_hypernodes: np.ndarray | None = None
 
     def on_session_open(self, ssn: Session) -> None:
-        ssn.add("batchNodeOrder", NAME, lambda task: self.scores(ssn, task))
+        ssn.add_batch_node_order_fn(NAME, lambda task: self.scores(ssn, task))
 
     def on_session_close(self, ssn: Session) -> None:
         return None

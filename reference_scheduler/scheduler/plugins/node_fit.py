@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from reference_scheduler.api.labels import match_expression, selector_matches
 from reference_scheduler.scheduler.api import job_info, node_info
-from reference_scheduler.scheduler.api.labels import match_expression, selector_matches
 
 
 def node_selector_term_matches(term: Mapping[str, Any], labels: Mapping[str, str], name: str = "") -> bool:

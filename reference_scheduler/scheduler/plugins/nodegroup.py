@@ -27,6 +27,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from reference_scheduler.scheduler.api import job_info, queue_info
+from reference_scheduler.scheduler.framework import extension_points
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
@@ -117,13 +118,13 @@ class NodeGroup:
     def on_session_open(self, ssn: Session) -> None:
         self.by_queue = affinities(ssn.queues, ssn.hierarchy_enabled(NAME))
         self.groups = [node.labels.get(GROUP_LABEL) for node in ssn.node_list()]
-        ssn.add("batchPredicate", NAME, lambda task: self.predicate(ssn, task))
-        ssn.add("batchNodeOrder", NAME, lambda task: self.scores(ssn, task))
+        ssn.add_batch_predicate_fn(NAME, lambda task: self.predicate(ssn, task))
+        ssn.add_batch_node_order_fn(NAME, lambda task: self.scores(ssn, task))
 
     def _affinity(self, ssn: Session, task: job_info.TaskInfo) -> GroupAffinity | None:
         return self.by_queue.get(ssn.jobs[task.job].queue)
 
-    def predicate(self, ssn: Session, task: job_info.TaskInfo) -> list[tuple[np.ndarray, Any]]:
+    def predicate(self, ssn: Session, task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
         """Upstream: the plugin's predicateFn (every refusal UnschedulableAndUnresolvable)."""
         affinity = self._affinity(ssn, task)
         unset = affinity is None or affinity.empty()

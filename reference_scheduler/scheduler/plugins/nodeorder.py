@@ -82,7 +82,8 @@ def most_requested(fractions: np.ndarray) -> np.ndarray:
 def balanced_allocation(fractions: np.ndarray) -> np.ndarray:
     """100 when cpu and memory would be equally used, less the more they differ."""
     clipped = np.minimum(fractions, 1.0)
-    return (1 - np.abs(clipped[:, 0] - clipped[:, 1]) / 2) * MAX_NODE_SCORE
+    scores: np.ndarray = (1 - np.abs(clipped[:, 0] - clipped[:, 1]) / 2) * MAX_NODE_SCORE
+    return scores
 
 
 def reverse_normalise(counts: np.ndarray) -> np.ndarray:
@@ -176,7 +177,7 @@ class NodeOrder:
             if node_fit.preferred_terms(task.pod, "podAffinity") or node_fit.preferred_terms(task.pod, "podAntiAffinity"):
                 placed_with_terms["any"] = True
 
-        ssn.add("batchNodeOrder", NAME, score)
+        ssn.add_batch_node_order_fn(NAME, score)
         ssn.event_handlers.append(EventHandler(allocate=placed, deallocate=lambda task: None))
 
     def on_session_close(self, ssn: Session) -> None:

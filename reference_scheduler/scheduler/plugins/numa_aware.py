@@ -39,6 +39,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.framework import extension_points
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
 from reference_scheduler.scheduler.plugins import numa_aware_hints as hints
 from reference_scheduler.scheduler.plugins import numa_aware_topology as topology
@@ -52,7 +53,6 @@ STATIC = "static"
 NUMA_INFO_EMPTY = "numa info is empty"
 NOT_STATIC = "cpu manager policy isn't static"
 CPU_LIST_EMPTY = "cpu allocatable map is empty"
-Check = tuple[np.ndarray, Any]
 
 
 def policy_differs(task_policy: str, node_policy: str) -> str:
@@ -113,8 +113,8 @@ class NumaAware:
             cpus = topo.allocatable.get(topology.CPU)
             self.free[name] = None if cpus is None else frozenset(cpus)
         self._count_cpus_in_use(ssn)
-        ssn.add("batchPredicate", NAME, self.predicate)
-        ssn.add("batchNodeOrder", NAME, lambda task: self.scores(ssn, task))
+        ssn.add_batch_predicate_fn(NAME, self.predicate)
+        ssn.add_batch_node_order_fn(NAME, lambda task: self.scores(ssn, task))
         ssn.event_handlers.append(EventHandler(allocate=self.allocated, deallocate=self.deallocated))
 
     def on_session_close(self, ssn: Session) -> None:
@@ -149,7 +149,7 @@ class NumaAware:
         free = self.free.get(node)
         return None if free is None else free - self.reserved[node]
 
-    def predicate(self, task: job_info.TaskInfo) -> list[Check]:
+    def predicate(self, task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
         if not topology.is_guaranteed(task.pod):
             return []
         policy = topology.task_policy(task.pod)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from reference_scheduler.scheduler.api import job_info, resource
+from reference_scheduler.api import resource
+from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import Session
 
@@ -50,8 +51,8 @@ class Overcommit:
             if job.has_min_resources():
                 inqueue.add(job.deduct_sch_gated(job.min_resources()))
 
-        ssn.add("jobEnqueueable", NAME, enqueueable)
-        ssn.add("jobEnqueued", NAME, enqueued)
+        ssn.add_job_enqueueable_fn(NAME, enqueueable)
+        ssn.add_job_enqueued_fn(NAME, enqueued)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from reference_scheduler.api.labels import selector_matches
 from reference_scheduler.scheduler.api import job_info
-from reference_scheduler.scheduler.api.labels import selector_matches
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import Session
 
@@ -66,9 +66,9 @@ class Pdb:
         def victims(evictor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
             return disruptable(budgets, candidates), interface.PERMIT
 
-        ssn.add("victimTasks", NAME, lambda tasks: disruptable(budgets, tasks))
-        ssn.add("preemptable", NAME, victims)
-        ssn.add("reclaimable", NAME, victims)
+        ssn.add_victim_tasks_fn(NAME, lambda tasks: disruptable(budgets, tasks))
+        ssn.add_preemptable_fn(NAME, victims)
+        ssn.add_reclaimable_fn(NAME, victims)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

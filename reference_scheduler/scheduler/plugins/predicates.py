@@ -29,6 +29,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.framework import extension_points
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
 from reference_scheduler.scheduler.plugins import node_fit, topology_spread
 
@@ -41,8 +42,6 @@ POD_AFFINITY = "node(s) didn't match pod affinity rules"
 POD_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
-# (failed per node, reason or reasons per node[, resolvable by eviction: False when absent])
-Check = tuple[Any, ...]
 SWITCHES = ("NodeAffinity", "NodePorts", "TaintToleration", "PodAffinity", "PodTopologySpread")
 
 
@@ -73,7 +72,7 @@ class Predicates:
         nodes = ssn.node_list()
         matrix = ssn.matrix
         labels = [n.labels for n in nodes]
-        by_spec: dict[str, list[Check]] = {}
+        by_spec: dict[str, list[extension_points.PredicateCheck]] = {}
         # Placed pods with required anti-affinity, kept current as the cycle places and evicts.
         holders: dict[str, job_info.TaskInfo] = {
             t.uid: t for _, t in node_fit.placed_pods(nodes) if node_fit.required_terms(t.pod, "podAntiAffinity")
@@ -81,7 +80,7 @@ class Predicates:
         # Pods evicted during this cycle (still on their nodes as releasing).
         evicted: set[str] = set()
 
-        def static_checks(pod: Mapping[str, Any]) -> list[Check]:
+        def static_checks(pod: Mapping[str, Any]) -> list[extension_points.PredicateCheck]:
             """Unschedulable, node affinity and taints: fixed for the cycle, given the pod's spec."""
             spec = pod.get("spec") or {}
             affinity = (spec.get("affinity") or {}).get("nodeAffinity")
@@ -106,15 +105,15 @@ class Predicates:
                 by_spec[key] = found
             return found
 
-        def port_check(pod: Mapping[str, Any]) -> list[Check]:
+        def port_check(pod: Mapping[str, Any]) -> list[extension_points.PredicateCheck]:
             wanted = node_fit.host_ports(pod)
             if not wanted:
                 return []
             used = [set().union(*(node_fit.host_ports(t.pod) for t in n.tasks.values())) for n in nodes]
             return [(np.array([node_fit.ports_conflict(wanted, u) for u in used], dtype=bool), HOST_PORTS, True)]
 
-        def inter_pod_checks(task: job_info.TaskInfo) -> list[Check]:
-            checks: list[Check] = []
+        def inter_pod_checks(task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
+            checks: list[extension_points.PredicateCheck] = []
             blocked: dict[str, set[str]] = collections.defaultdict(set)
             for holder in holders.values():
                 node = ssn.nodes.get(holder.node_name)
@@ -161,7 +160,7 @@ class Predicates:
                 checks.append((np.array([any(k in node_labels and apart[(k, node_labels[k])] > 0 for k in keys) for node_labels in labels], dtype=bool), POD_ANTI_AFFINITY, True))
             return checks
 
-        def spread_checks(task: job_info.TaskInfo) -> list[Check]:
+        def spread_checks(task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
             verdicts = topology_spread.failures(task, nodes)
             if not any(verdicts):
                 return []
@@ -170,7 +169,7 @@ class Predicates:
             unresolvable = np.array([v is not None and not v[1] for v in verdicts], dtype=bool)
             return [(unresolvable, reasons), (np.array(resolvable, dtype=bool), reasons, True)]
 
-        def batch(task: job_info.TaskInfo) -> list[Check]:
+        def batch(task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
             static = static_checks(task.pod)
             checks = [static[0], (matrix.pod_count + 1 > matrix.max_pods, TOO_MANY_PODS, True), *static[1:]]
             if on["NodePorts"]:
@@ -193,7 +192,7 @@ class Predicates:
             if task.status is job_info.TaskStatus.RELEASING:
                 evicted.add(task.uid)
 
-        ssn.add("batchPredicate", NAME, batch)
+        ssn.add_batch_predicate_fn(NAME, batch)
         ssn.event_handlers.append(EventHandler(allocate=placed, deallocate=removed))
 
     def on_session_close(self, ssn: Session) -> None:

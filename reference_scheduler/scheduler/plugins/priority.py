@@ -22,8 +22,8 @@ class Priority:
         self.arguments = arguments
 
     def on_session_open(self, ssn: Session) -> None:
-        ssn.add("jobOrder", NAME, lambda left, right: _compare(left.priority, right.priority))
-        ssn.add("taskOrder", NAME, lambda left, right: _compare(left.priority, right.priority))
+        ssn.add_job_order_fn(NAME, lambda left, right: _compare(left.priority, right.priority))
+        ssn.add_task_order_fn(NAME, lambda left, right: _compare(left.priority, right.priority))
 
         def victims(preemptor: job_info.TaskInfo, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
             # Across jobs the jobs' priorities decide; inside one job, the tasks'.
@@ -41,8 +41,8 @@ class Priority:
         def starving(job: job_info.JobInfo) -> bool:
             return job.ready_task_num() + job.waiting_task_num() < len(job.tasks)
 
-        ssn.add("preemptable", NAME, victims)
-        ssn.add("jobStarving", NAME, starving)
+        ssn.add_preemptable_fn(NAME, victims)
+        ssn.add_job_starving_fn(NAME, starving)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

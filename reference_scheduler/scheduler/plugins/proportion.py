@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from reference_scheduler.scheduler.api import job_info, queue_info, resource
+from reference_scheduler.api import resource
+from reference_scheduler.scheduler.api import job_info, queue_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
 
@@ -48,8 +49,8 @@ class Proportion:
 
     def _build(self, ssn: Session) -> None:
         total_guarantee = resource.Resource()
-        for queue in ssn.queues.values():
-            total_guarantee.add(queue.guarantee)
+        for each in ssn.queues.values():
+            total_guarantee.add(each.guarantee)
         for job in ssn.jobs.values():
             queue = ssn.queues.get(job.queue)
             if queue is None:
@@ -145,12 +146,12 @@ class Proportion:
             ssn.writer.event(job.podgroup, "Normal", "Unschedulable", "queue resource quota insufficient" + (": " + ", ".join(f"insufficient {n}" for n in insufficient) if insufficient else ""))
             return interface.REJECT
 
-        ssn.add("queueOrder", NAME, queue_order)
-        ssn.add("allocatable", NAME, allocatable)
-        ssn.add("preemptive", NAME, within_deserved)
-        ssn.add("reclaimable", NAME, reclaimable)
-        ssn.add("overused", NAME, overused)
-        ssn.add("jobEnqueueable", NAME, enqueueable)
+        ssn.add_queue_order_fn(NAME, queue_order)
+        ssn.add_allocatable_fn(NAME, allocatable)
+        ssn.add_preemptive_fn(NAME, within_deserved)
+        ssn.add_reclaimable_fn(NAME, reclaimable)
+        ssn.add_overused_fn(NAME, overused)
+        ssn.add_job_enqueueable_fn(NAME, enqueueable)
 
         def on_allocate(task: job_info.TaskInfo) -> None:
             attr = self.attrs.get(ssn.jobs[task.job].queue)

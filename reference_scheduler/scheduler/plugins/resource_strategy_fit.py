@@ -38,6 +38,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from reference_scheduler.scheduler.api import job_info, node_matrix
+from reference_scheduler.scheduler.framework import extension_points
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
@@ -167,7 +168,8 @@ class Sra:
         given = arguments.get("sra")
         if not isinstance(given, Mapping) or given.get("enable") is not True:
             return cls(0, {})
-        per_resource = given.get("resourceWeight") if isinstance(given.get("resourceWeight"), Mapping) else {}
+        weights = given.get("resourceWeight")
+        per_resource: Mapping[str, Any] = weights if isinstance(weights, Mapping) else {}
         resources: dict[str, int] = {}
         for name in str(given.get("resources") or "").split(","):
             name = name.strip()
@@ -201,7 +203,8 @@ def proportions(arguments: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     given = arguments.get("proportional")
     if not isinstance(given, Mapping) or given.get("enable") is not True:
         return {}
-    rates = given.get("resourceProportion") if isinstance(given.get("resourceProportion"), Mapping) else {}
+    proportion = given.get("resourceProportion")
+    rates: Mapping[str, Any] = proportion if isinstance(proportion, Mapping) else {}
     found: dict[str, tuple[float, float]] = {}
     for name in str(given.get("resources") or "").split(","):
         name = name.strip()
@@ -212,7 +215,7 @@ def proportions(arguments: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     return found
 
 
-def proportional_failures(task: job_info.TaskInfo, matrix: node_matrix.NodeMatrix, rates: Mapping[str, tuple[float, float]]) -> list[tuple[np.ndarray, Any]]:
+def proportional_failures(task: job_info.TaskInfo, matrix: node_matrix.NodeMatrix, rates: Mapping[str, tuple[float, float]]) -> list[extension_points.PredicateCheck]:
     """Nodes where the task would eat into the CPU or memory kept for idle scarce resources; a task
     asking for any of them is never refused. Upstream: checkNodeResourceIsProportional."""
     if any(task.resreq.get(name) > 0 for name in rates):
@@ -247,9 +250,9 @@ class ResourceStrategyFit:
 
     def on_session_open(self, ssn: Session) -> None:
         if self.rates:
-            ssn.add("batchPredicate", NAME, lambda task: proportional_failures(task, ssn.matrix, self.rates))
+            ssn.add_batch_predicate_fn(NAME, lambda task: proportional_failures(task, ssn.matrix, self.rates))
         if self.weight > 0 or self.sra.weight > 0:
-            ssn.add("batchNodeOrder", NAME, lambda task: self.scores(task, ssn.matrix))
+            ssn.add_batch_node_order_fn(NAME, lambda task: self.scores(task, ssn.matrix))
 
     def scores(self, task: job_info.TaskInfo, matrix: node_matrix.NodeMatrix) -> np.ndarray:
         total = np.zeros(len(matrix))

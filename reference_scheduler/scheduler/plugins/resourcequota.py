@@ -89,7 +89,7 @@ class ResourceQuota:
                 namespace_pending[name] = namespace_pending.get(name, 0) + amount
             return interface.PERMIT
 
-        ssn.add("jobEnqueueable", NAME, enqueueable)
+        ssn.add_job_enqueueable_fn(NAME, enqueueable)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

@@ -129,9 +129,9 @@ class Sla:
             log.debug("sla: job %s is past its waiting time (deadline %s): permitted", job.uid, deadline.isoformat())
             return interface.PERMIT
 
-        ssn.add("jobOrder", NAME, order)
-        ssn.add("jobEnqueueable", NAME, overdue)
-        ssn.add("jobPipelined", NAME, overdue)
+        ssn.add_job_order_fn(NAME, order)
+        ssn.add_job_enqueueable_fn(NAME, overdue)
+        ssn.add_job_pipelined_fn(NAME, overdue)
 
     def on_session_close(self, ssn: Session) -> None:
         return None

@@ -93,8 +93,8 @@ class TaskTopology:
             topology = read_topology(job)
             if topology is not None:
                 self.jobs[job.uid] = buckets.JobBuckets.build(topology, list(job.tasks.values()))
-        ssn.add("taskOrder", NAME, self.task_order)
-        ssn.add("batchNodeOrder", NAME, lambda task: self.score(task, ssn.node_list()))
+        ssn.add_task_order_fn(NAME, self.task_order)
+        ssn.add_batch_node_order_fn(NAME, lambda task: self.score(task, ssn.node_list()))
         ssn.event_handlers.append(EventHandler(allocate=self.placed, deallocate=lambda task: None))
 
     def on_session_close(self, ssn: Session) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 
-from reference_scheduler.scheduler.api import job_info, resource
+from reference_scheduler.api import resource
+from reference_scheduler.scheduler.api import job_info
 
 SELF_ANTI_AFFINITY = 4
 INTER_AFFINITY = 3

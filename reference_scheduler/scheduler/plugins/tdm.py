@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from reference_scheduler.scheduler.api import job_info
-from reference_scheduler.scheduler.framework import interface
+from reference_scheduler.scheduler.framework import extension_points, interface
 from reference_scheduler.scheduler.framework.session import Session
 from reference_scheduler.scheduler.plugins import sla
 
@@ -181,7 +181,7 @@ class Tdm:
         open_ = np.array([bool(zone) and closed[zone] is None for zone in zones], dtype=bool)
         refused_always = np.array([closed.get(zone) if zone else None for zone in zones], dtype=object)
 
-        def predicate(task: job_info.TaskInfo) -> list[tuple[np.ndarray, Any]]:
+        def predicate(task: job_info.TaskInfo) -> list[extension_points.PredicateCheck]:
             reasons = refused_always.copy()
             if not task_zone(task.pod):
                 reasons[open_] = NOT_ALLOWED
@@ -214,13 +214,13 @@ class Tdm:
             ssn.plugin_memory[MEMORY_KEY] = current
             return found
 
-        ssn.add("batchPredicate", NAME, predicate)
-        ssn.add("batchNodeOrder", NAME, scores)
-        ssn.add("preemptable", NAME, preemptable)
-        ssn.add("victimTasks", NAME, victims)
-        ssn.add("jobOrder", NAME, lambda left, right: 0 if job_preemptable(left) == job_preemptable(right) else (1 if job_preemptable(left) else -1))
-        ssn.add("jobPipelined", NAME, lambda job: interface.PERMIT if job.is_pipelined() else interface.REJECT)
-        ssn.add("jobStarving", NAME, lambda job: not job_preemptable(job) and bool(job.by_status(job_info.TaskStatus.PENDING)))
+        ssn.add_batch_predicate_fn(NAME, predicate)
+        ssn.add_batch_node_order_fn(NAME, scores)
+        ssn.add_preemptable_fn(NAME, preemptable)
+        ssn.add_victim_tasks_fn(NAME, victims)
+        ssn.add_job_order_fn(NAME, lambda left, right: 0 if job_preemptable(left) == job_preemptable(right) else (1 if job_preemptable(left) else -1))
+        ssn.add_job_pipelined_fn(NAME, lambda job: interface.PERMIT if job.is_pipelined() else interface.REJECT)
+        ssn.add_job_starving_fn(NAME, lambda job: not job_preemptable(job) and bool(job.by_status(job_info.TaskStatus.PENDING)))
 
     def on_session_close(self, ssn: Session) -> None:
         return None

@@ -22,8 +22,8 @@ import collections
 import dataclasses
 from typing import Any, Mapping, Sequence
 
+from reference_scheduler.api.labels import selector_matches
 from reference_scheduler.scheduler.api import job_info, node_info
-from reference_scheduler.scheduler.api.labels import selector_matches
 from reference_scheduler.scheduler.plugins import node_fit
 
 SKEW = "node(s) didn't match pod topology spread constraints"

@@ -53,14 +53,15 @@ def open_port(container: Obj, name: str, port: int) -> None:
 
 
 def task_by_name(job: Obj, name: str) -> Obj | None:
-    for task in job["spec"].get("tasks") or []:
+    tasks: list[Obj] = job["spec"].get("tasks") or []
+    for task in tasks:
         if task.get("name") == name:
             return task
     return None
 
 
 def pod_task(pod: Obj) -> str:
-    return (pod["metadata"].get("annotations") or {}).get("volcano.sh/task-spec", "")
+    return str((pod["metadata"].get("annotations") or {}).get("volcano.sh/task-spec", ""))
 
 
 def pod_index(pod: Obj) -> int:

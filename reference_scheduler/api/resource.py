@@ -1,11 +1,12 @@
 """Resource vectors: CPU in millicores, memory in bytes, every other resource in its own unit.
 
-Upstream: pkg/scheduler/api/resource_info.go (the kit's own, smaller version).
+Upstream: pkg/scheduler/api/resource_info.go (the kit's own, smaller version). Shared: the scheduler
+counts with it, the queue webhook compares a Queue's capability, deserved and guarantee with it.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from reference_scheduler.kube import quantity
 
@@ -30,13 +31,13 @@ class Resource:
         return cls({name: quantity.milli(name, value) for name, value in (items or {}).items() if not name.startswith(QUOTA_FORMS)})
 
     @classmethod
-    def of_pod(cls, pod: Mapping[str, object]) -> Resource:
+    def of_pod(cls, pod: Mapping[str, Any]) -> Resource:
         """Requests of a pod: the sum of its containers, or its largest init container if more."""
         spec = pod.get("spec") or {}
         total = cls()
-        for container in spec.get("containers") or []:  # type: ignore[union-attr]
+        for container in spec.get("containers") or []:
             total.add(cls.from_list(((container.get("resources") or {}).get("requests") or {})))
-        for container in spec.get("initContainers") or []:  # type: ignore[union-attr]
+        for container in spec.get("initContainers") or []:
             total.set_max(cls.from_list(((container.get("resources") or {}).get("requests") or {})))
         return total
 

@@ -10,7 +10,8 @@ from typing import Any, Mapping
 
 
 def match_expression(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+    # A requirement without a key matches as one naming no label would (no node has the label "").
+    key, op, values = str(expr.get("key") or ""), expr.get("operator"), expr.get("values") or []
     if op == "In":
         return labels.get(key) in values
     if op == "NotIn":

@@ -138,6 +138,7 @@ def _run(args: argparse.Namespace) -> int:
         collect_only=args.collect_only,
         repeat=args.repeat,
         stress=args.stress,
+        durations=pathlib.Path(args.durations) if args.durations else None,
     )
     problems = api.problems(config)
     if config.collect_only and not problems:
@@ -312,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-v", "--verbose", action="store_true")
     run.add_argument("--timeout", default=None, help="a deadline for the whole run (30m, 3600s): a run that reaches it stops, is reported as interrupted and exits 124")
     run.add_argument("--collect-only", action="store_true", help="list the scenarios the run would run (with --suite, -k and paths applied), and run nothing")
+    run.add_argument("--durations", default=None, help="an earlier run's report.json: the scenarios it shows as long start first (default: the last whole run's under --reports, else reports/reference's)")
     run.add_argument("--repeat", type=int, default=1, help="run every selected scenario N times, interleaved and spread over the workers; a scenario whose attempts end differently is FLAKY and the run is not certified (docs/flakes.md)")
     run.add_argument("--stress", type=int, default=0, help="keep N busy CPU processes running beside the run, for all of it: hunt flakes that need a busy machine (docs/flakes.md)")
     run.set_defaults(func=_run)
@@ -349,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     new = sub.add_parser("new", help="start a scenario from a template")
     new.add_argument("suite")
     new.add_argument("name")
-    new.add_argument("--root", default=str(api.DEFAULT_SCENARIOS), help="the scenarios folder")
+    new.add_argument("--root", default="scenarios", help="the scenarios folder (default: ./scenarios)")
     new.set_defaults(func=_new)
 
     toolchain = sub.add_parser("toolchain", help="the pinned Kubernetes binaries the embedded cluster runs on")

@@ -12,23 +12,24 @@ flag in cli.py.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import json
 import pathlib
 from typing import Any, Mapping, Sequence
 
-from conformance import parallel
+from conformance import data, parallel
 from conformance.cluster import base, owners, registry
 from conformance.cluster import embedded as embedded_backend
 from conformance.impl import registry as impl_registry
 from conformance.scenario import loader, models
 from conformance.toolchain import versions
 
-KIT_VERSION = "0.1.0"
-REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
-DEFAULT_SCENARIOS = REPO_ROOT / "scenarios"
-DEFAULT_REPORTS = REPO_ROOT / "reports"
-# The reference's committed report: the durations a first run orders its long scenarios by.
-REFERENCE_REPORT = DEFAULT_REPORTS / "reference" / "report.json"
+# The version, from the one place it is declared (pyproject.toml, through the installed metadata).
+KIT_VERSION = importlib.metadata.version("volcano-conformance-kit")
+# The kit's own suites, shipped inside the package.
+DEFAULT_SCENARIOS = data.scenarios()
+# Reports go under the current folder (in a clone, `make demo` runs from its root).
+DEFAULT_REPORTS = pathlib.Path("reports")
 
 # Field metadata: the pytest option a field is also given as (for a plain `pytest scenarios/`).
 OPTION = "vck_option"
@@ -117,7 +118,7 @@ class RunConfig:
     # Busy CPU processes kept running beside the run, for the whole of it (docs/flakes.md).
     stress: int = option(0, "--vck-stress", "how many busy CPU processes ran beside the run (recorded in the report; `vck run --stress` starts them)", "int")
     # An earlier run's report.json whose long scenarios start first (None: the last whole run's
-    # under `reports`, else the reference's committed report).
+    # under `reports`).
     durations: pathlib.Path | None = option(None, "--vck-durations", "an earlier run's report.json: scenarios it shows as long run first", "path")
     # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
@@ -209,11 +210,14 @@ class RunConfig:
 
     def durations_report(self) -> pathlib.Path | None:
         """The report whose durations order the long scenarios first: the one given, else the
-        last whole run's under `reports`, else the reference's committed one (None: neither)."""
+        last whole run's under `reports`, else the reference run kept there (None: none)."""
         if self.durations is not None:
             return self.durations
-        for candidate in ((self.reports / "latest" / "report.json") if self.reports else None, REFERENCE_REPORT):
-            if candidate is not None and candidate.is_file():
+        if self.reports is None:
+            return None
+        # The last whole run's, else a committed reference run's (a clone's reports/reference).
+        for candidate in (self.reports / "latest" / "report.json", self.reports / "reference" / "report.json"):
+            if candidate.is_file():
                 return candidate
         return None
 

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import datetime
 import io
+import os
 import pathlib
 import re
 import shlex
@@ -20,7 +21,7 @@ from typing import Callable
 import pytest
 
 from conformance import config as run_config
-from conformance import interrupts, results, stress
+from conformance import data, interrupts, results, stress
 from conformance.api import bridge, clusters
 from conformance.cluster import owners
 from conformance.impl import registry as impl_registry
@@ -105,7 +106,10 @@ def pytest_args(config: run_config.RunConfig, collect_only: bool = False) -> lis
         # whenever pytest's tmp_path plugin is loaded).
         "-p", "no:cacheprovider",
         "-p", "no:tmpdir",
-        "--rootdir", str(run_config.REPO_ROOT),
+        # The kit's own pytest configuration and the scenarios' folder as rootdir: the ini files and
+        # conftest.py of the folder `vck run` is started from are none of the run's business.
+        "-c", str(data.kit("pytest.ini")),
+        "--rootdir", _rootdir(config),
         "-o", "testpaths=",
     ]
     if config.keyword:
@@ -120,6 +124,12 @@ def pytest_args(config: run_config.RunConfig, collect_only: bool = False) -> lis
         args += ["-n", str(workers), "--dist", "worksteal"]
     args += ["-q"] if not config.verbose else ["-v"]
     return args
+
+
+def _rootdir(config: run_config.RunConfig) -> str:
+    """The folder the scenario paths share (pytest names items relative to it)."""
+    folders = [str(path.resolve() if path.is_dir() else path.resolve().parent) for path in map(pathlib.Path, config.scenarios)]
+    return os.path.commonpath(folders) if folders else os.getcwd()
 
 
 # --- the run -----------------------------------------------------------------------------------------

@@ -37,7 +37,8 @@ def validate_scenarios(config: ValidateConfig) -> list[loader.Problem]:
 class NewConfig:
     suite: str
     name: str
-    root: pathlib.Path = run_config.DEFAULT_SCENARIOS
+    # Your own suites' folder, under the current one (the kit's own suites are in its package).
+    root: pathlib.Path = pathlib.Path("scenarios")
 
 
 def new_scenario(config: NewConfig) -> pathlib.Path:

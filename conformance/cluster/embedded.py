@@ -19,10 +19,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 
+from conformance import data
 from conformance.cluster import base, kube, nodes, owners, ports, processes
 from conformance.toolchain import cache, install, versions
 
-STAGES_DIR = pathlib.Path(__file__).parent / "stages"
+STAGES_DIR = data.kit("cluster", "stages")
 API_READY_TIMEOUT_S = 120.0
 NODES_READY_TIMEOUT_S = 60.0
 Progress = Callable[[str], None]

@@ -23,10 +23,11 @@ from typing import Any, Callable
 import kubernetes
 import yaml
 
+from conformance import data
 from conformance.cluster import base, docker, kind_image, kube, nodes, resources
 
 Progress = Callable[[str], None]
-FAKE_DEVICES = pathlib.Path(__file__).resolve().parents[2] / "fake_devices"
+FAKE_DEVICES = data.fake_devices()
 DAEMONSET = FAKE_DEVICES / "deviceplugin" / "deploy" / "daemonset.yaml"
 IMAGE_NAME = "vck-fake-device-plugin"
 PACKAGES = ("grpcio", "protobuf", "PyYAML", "jsonschema")

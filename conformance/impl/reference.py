@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib.util
 import logging
 import pathlib
 import re
@@ -27,6 +26,7 @@ from typing import Any, Mapping, Sequence
 import kubernetes
 import yaml
 
+from conformance import data
 from conformance.cluster import base, kube
 from conformance.impl import base as impl_base
 from conformance.impl import crds, processes, queues, three_parts
@@ -45,10 +45,10 @@ SCHEDULER_FEATURES = ("scheduling-gates", "topology-aware-preemption", "preempta
 
 
 def package_dir() -> pathlib.Path:
-    spec = importlib.util.find_spec("reference_scheduler")
-    if spec is None or not spec.submodule_search_locations:
-        raise impl_base.ImplementationError("the reference implementation (package reference_scheduler) is not installed")
-    return pathlib.Path(list(spec.submodule_search_locations)[0])
+    try:
+        return data.reference()
+    except data.DataMissing as err:
+        raise impl_base.ImplementationError(str(err)) from err
 
 
 def without(conf: Mapping[str, Any], broken: Sequence[str]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
+from conformance import data
 from conformance.cluster import base, kube, ports
 from conformance.impl import base as impl_base
 from conformance.impl import crds, processes, queues, three_parts, volcano_webhooks
@@ -41,7 +42,7 @@ WEBHOOK_LIVE_TIMEOUT_S = 60.0
 SCHEDULER_READY = r"Scheduler completes Initialization and start to run"
 CONTROLLER_READY = r"JobController is running"
 LOG_LEVEL = "2"
-CAPABILITIES_FILE = pathlib.Path(__file__).with_name("volcano_capabilities.yaml")
+CAPABILITIES_FILE = data.kit("impl", "volcano_capabilities.yaml")
 
 
 def claims() -> frozenset[str]:

@@ -11,22 +11,23 @@ name is only a warning: another implementation may claim a capability neither fi
 from __future__ import annotations
 
 import functools
-import importlib.util
 import logging
 import pathlib
 from typing import Any
 
 import yaml
 
+from conformance import data
+
 log = logging.getLogger(__name__)
-VOLCANO_FILE = pathlib.Path(__file__).resolve().parent.parent / "impl" / "volcano_capabilities.yaml"
+VOLCANO_FILE = data.kit("impl", "volcano_capabilities.yaml")
 
 
 def _reference_file() -> pathlib.Path | None:
-    spec = importlib.util.find_spec("reference_scheduler")  # finds the package without importing it
-    if spec is None or not spec.submodule_search_locations:
+    try:
+        return data.reference("capabilities.yaml")
+    except data.DataMissing:
         return None
-    return pathlib.Path(list(spec.submodule_search_locations)[0]) / "capabilities.yaml"
 
 
 def files() -> list[pathlib.Path]:

@@ -17,10 +17,11 @@ from typing import IO, Any, Iterable, Sequence, cast
 import jsonschema
 import yaml
 
+from conformance import data
 from conformance.scenario import models, profiles, references, semantics
 
 log = logging.getLogger(__name__)
-SCHEMA_PATH = pathlib.Path(__file__).with_name("scenario.schema.json")
+SCHEMA_PATH = data.kit("scenario", "scenario.schema.json")
 # A scenario is a few KiB and a few hundred YAML nodes (the largest shipped: 10 KiB, 904 nodes).
 # Larger files are refused before parsing, and documents whose aliases expand past MAX_NODES
 # (a "billion laughs" bomb) before anything walks them.

@@ -15,14 +15,15 @@ import dataclasses
 import importlib.metadata
 import json
 import pathlib
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from conformance import data, parallel
-from conformance.cluster import base, owners, registry
-from conformance.cluster import embedded as embedded_backend
-from conformance.impl import registry as impl_registry
-from conformance.scenario import loader, models
+from conformance.cluster import base
 from conformance.toolchain import versions
+
+if TYPE_CHECKING:  # importing these costs a second: the pytest plugin's options read this module
+    from conformance.cluster import owners
+    from conformance.scenario import loader, models
 
 # The version, from the one place it is declared (pyproject.toml, through the installed metadata).
 KIT_VERSION = importlib.metadata.version("volcano-conformance-kit")
@@ -31,8 +32,10 @@ DEFAULT_SCENARIOS = data.scenarios()
 # Reports go under the current folder (in a clone, `make demo` runs from its root).
 DEFAULT_REPORTS = pathlib.Path("reports")
 
-# Field metadata: the pytest option a field is also given as (for a plain `pytest scenarios/`).
+# Field metadata: the pytest option a field is also given as (for a plain `pytest --vck scenarios/`).
 OPTION = "vck_option"
+# The key under which `vck run` hands the run to pytest-xdist's workers (their workerinput).
+WORKER_INPUT = "vck_run"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,8 +70,8 @@ class BackendConfig:
 
     def validate(self) -> list[str]:
         problems = []
-        if self.name not in registry.BACKENDS:
-            problems.append(f"backend {self.name!r}: use one of {', '.join(registry.BACKENDS)}")
+        if self.name not in base.BACKENDS:
+            problems.append(f"backend {self.name!r}: use one of {', '.join(base.BACKENDS)}")
         if self.kind_workers < 0:
             problems.append(f"--kind-workers {self.kind_workers}: must be 0 or more")
         if self.kube_version is not None:
@@ -81,7 +84,9 @@ class BackendConfig:
                 problems.append(f"--kube-version {self.kube_version}: only the embedded backend chooses its Kubernetes ({self.name} runs {'its own' if self.name == 'existing' else versions.KUBERNETES_VERSION})")
         return problems
 
-    def backend(self, progress: embedded_backend.Progress | None = None, owner: owners.Owner | None = None) -> base.ClusterBackend:
+    def backend(self, progress: Callable[[str], None] | None = None, owner: owners.Owner | None = None) -> base.ClusterBackend:
+        from conformance.cluster import registry
+
         return registry.backend(
             self.name, kubeconfig=self.kubeconfig, context=self.context, owner=owner, progress=progress,
             kind_workers=self.kind_workers, host_address=self.host_address,
@@ -162,6 +167,8 @@ class RunConfig:
             problems.append(f"--jobs {self.jobs}: an existing cluster is shared, and each scenario shapes its nodes: use --jobs 1 (auto is 1 there)")
         if self.timeout_s is not None and self.timeout_s <= 0:
             problems.append(f"--timeout {self.timeout_s:g}s: must be greater than 0")
+        from conformance.impl import registry as impl_registry
+
         try:
             impl_registry.implementation(self.implementation)
         except Exception as err:
@@ -173,6 +180,8 @@ class RunConfig:
         """Every scenario under the configured paths, loaded once per config."""
         key = tuple(str(p) for p in self.scenarios)
         if self._loaded is None or self._loaded[0] != key:
+            from conformance.scenario import loader
+
             found, problems = loader.load_tree([pathlib.Path(p) for p in self.scenarios if pathlib.Path(p).exists()])
             self._loaded = (key, found, problems)
         return self._loaded[1]

@@ -1,13 +1,16 @@
-"""The kit's pytest plugin (registered through the `pytest11` entry point).
+"""The kit's scenario plugin: scenario files as pytest items, their verdicts, the run's reports.
 
-- Collects every YAML file under a `scenarios/` folder (or the folders the run names) as a
-  scenario item, sorted so scenarios that share a scheduler configuration run together and the
-  implementation restarts as little as possible. Under pytest-xdist each worker has its own
-  embedded cluster.
+It is registered only when a run asks for scenarios (pytest_entry.py: `vck run`, its xdist
+workers, `--vck`, `--vck-scenarios` or the `vck_scenarios` ini setting); a pytest run of any other
+project never loads it.
+
+- Collects every YAML file under the run's folders (or, with `--vck` alone, under any folder named
+  `scenarios`) as a scenario item, sorted so scenarios that share a scheduler configuration run
+  together and the implementation restarts as little as possible. Under pytest-xdist each worker
+  has its own embedded cluster.
 - The run's configuration (conformance.config.RunConfig) comes whole: from `vck run` in-process
-  (api.bridge), to xdist's workers serialised once, or, for a plain `pytest scenarios/`, from the
-  `--vck-*` options, which are made from the configuration's own fields.
-- Fixtures for the kit's own tests: `vck_cluster`, `vck_api`, `vck_namespace`.
+  (api.bridge), to xdist's workers serialised once, or, for a plain pytest run, from the `--vck-*`
+  options, which are made from the configuration's own fields.
 - When the session ends, hands the results to `vck run`, or with `--vck-report-dir` writes
   report.json, junit.xml and index.html itself.
 """
@@ -17,115 +20,24 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-import re
-import secrets
-import sys
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
-import kubernetes
 import pytest
 
-from conformance import api, interrupts, results, session
-from conformance import config as run_config
+from conformance import api, interrupts, pytest_session, results
 from conformance.api import bridge
-from conformance.cluster import base, kube, resources
 from conformance.impl import base as impl_base
 from conformance.report import json_report
-from conformance.runner import context, scenario_run
+from conformance.runner import scenario_run
 from conformance.scenario import loader, models
 
-NAMESPACE_READY_TIMEOUT_S = 60.0
-SESSION_KEY = pytest.StashKey["session.Session"]()
-SPEC_KEY = pytest.StashKey[bridge.RunSpec]()
 RESULTS_KEY = pytest.StashKey["list[results.ScenarioResult]"]()
 STARTED_KEY = pytest.StashKey[float]()
 PROGRESS_KEY = pytest.StashKey["Progress"]()
 INTERRUPTED_KEY = pytest.StashKey[str]()
 # Each worker's setup time (its cluster and implementation start), from its setup reports.
 SETUP_KEY = pytest.StashKey[dict[str, float]]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """The run's settings, one option per field of the run's configuration (config.OPTION), and
-    the plugin's own: the progress lines, and the kit's own tests' session cluster."""
-    group = parser.getgroup("vck", "Volcano conformance kit")
-    for _, field, opt in run_config.option_fields():
-        if opt.kind == "paths":
-            group.addoption(opt.flag, dest=f"vck_{field.name}", action="append", default=[], help=opt.help)
-        else:
-            group.addoption(opt.flag, dest=f"vck_{field.name}", default=None, help=f"{opt.help} (default: {field.default})")
-    group.addoption("--vck-progress", action="store_true", default=False, help="print a line per scenario with a running tally")
-    group.addoption("--vck-nodes", default=None, help="node spec of the session cluster for the kit's own tests")
-    group.addoption("--vck-cluster-name", default=None, help="cluster name (default: one per process)")
-
-
-def run_spec(config: pytest.Config) -> bridge.RunSpec:
-    """The run this session is part of: as `vck run` handed it (in-process, or to an xdist worker
-    through workerinput), or from the `--vck-*` options of a plain pytest run. Made once; a
-    UsageError names every bad setting."""
-    if SPEC_KEY in config.stash:
-        return config.stash[SPEC_KEY]
-    workerinput = getattr(config, "workerinput", None) or {}
-    if bridge.RUN_KEY in config.stash:
-        spec = config.stash[bridge.RUN_KEY]
-    elif bridge.WORKER_INPUT in workerinput:
-        spec = bridge.RunSpec.from_json(workerinput[bridge.WORKER_INPUT])
-    else:
-        try:
-            settings = run_config.from_options({field.name: config.getoption(f"vck_{field.name}") for _, field, _ in run_config.option_fields()})
-        except ValueError as err:
-            raise pytest.UsageError(f"a --vck-* option: {err}") from None
-        spec = bridge.RunSpec.of(settings, config.getoption("vck_run_id"), progress=config.getoption("--vck-progress"), any_folder=bool(config.getoption("vck_scenarios")))
-    problems = spec.config.validate_settings()
-    if problems:
-        raise pytest.UsageError("; ".join(problems))
-    config.stash[SPEC_KEY] = spec
-    return spec
-
-
-def _worker_id(config: pytest.Config) -> str:
-    workerinput = getattr(config, "workerinput", None)
-    return str(workerinput["workerid"]) if workerinput else "main"
-
-
-def _uncaptured(config: pytest.Config) -> Callable[[str], None]:
-    """Print a progress line past pytest's output capture: the cluster starts inside the first
-    scenario, and whoever waits should see what for."""
-    capture = config.pluginmanager.getplugin("capturemanager")
-
-    def emit(line: str) -> None:
-        if capture is None:
-            print(line, file=sys.stderr, flush=True)
-            return
-        with capture.global_and_fixture_disabled():
-            print(line, file=sys.stderr, flush=True)
-
-    return emit
-
-
-def _logs_dir(config: pytest.Config) -> pathlib.Path | None:
-    """`<reports>/<run id>/logs` when the run writes reports under a known run id."""
-    spec = run_spec(config)
-    return spec.config.reports / spec.run_id / "logs" if spec.config.reports and spec.run_id else None
-
-
-def _session_options(config: pytest.Config) -> session.SessionOptions:
-    return session.SessionOptions(
-        run=run_spec(config).config,
-        worker=_worker_id(config),
-        logs_dir=_logs_dir(config),
-        progress=_uncaptured(config),
-        cluster_name=config.getoption("--vck-cluster-name"),
-        nodes=config.getoption("--vck-nodes"),
-    )
-
-
-def _session(config: pytest.Config) -> session.Session:
-    """The process's session, made on first use (nothing starts until a scenario or a fixture asks)."""
-    if SESSION_KEY not in config.stash:
-        config.stash[SESSION_KEY] = session.Session(_session_options(config))
-    return config.stash[SESSION_KEY]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -144,20 +56,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[PROGRESS_KEY] = Progress()
     config.stash[SETUP_KEY] = {}
     # Bad settings are refused before anything runs, not at the first scenario.
-    run_spec(config)
+    pytest_session.run_spec(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    _close_session(config)
+    pytest_session.close_session(config)
     hooks = config.pluginmanager.get_plugin(RUN_HOOKS_NAME)
     if hooks is not None:
         config.pluginmanager.unregister(hooks)
-
-
-def _close_session(config: pytest.Config) -> None:
-    if SESSION_KEY in config.stash:
-        config.stash[SESSION_KEY].close()
-        del config.stash[SESSION_KEY]
 
 
 # --- scenario collection -----------------------------------------------------------------------------
@@ -166,7 +72,7 @@ def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> py
     or, for a plain `pytest scenarios/`, under a folder named `scenarios`."""
     if file_path.suffix not in (".yaml", ".yml"):
         return None
-    return ScenarioFile.from_parent(parent, path=file_path) if run_spec(parent.config).collects(file_path) else None
+    return ScenarioFile.from_parent(parent, path=file_path) if pytest_session.run_spec(parent.config).collects(file_path) else None
 
 
 class ScenarioWarning(UserWarning):
@@ -183,7 +89,7 @@ class ScenarioFile(pytest.File):
             raise self.CollectError(str(err)) from None
         for warning in warnings:
             self.warn(ScenarioWarning(str(warning)))
-        repeat = run_spec(self.config).config.repeat
+        repeat = pytest_session.run_spec(self.config).config.repeat
         if repeat == 1:
             yield ScenarioItem.from_parent(self, name=scenario.id, scenario=scenario)
             return
@@ -212,16 +118,16 @@ class ScenarioItem(pytest.Item):
         is the kit's setup and never part of the first scenario's duration. A scenario the
         implementation cannot take (not claimed) starts nothing; a failure to start is met again
         by the scenario, which reports it as an error."""
-        implementation = _session(self.config).implementation()
+        implementation = pytest_session.session_of(self.config).implementation()
         if self.scenario.capabilities() - implementation.capabilities() or scenario_run.not_applicable(self.scenario, implementation):
             return
         try:
-            self.setup_s = _session(self.config).prepare(self.scenario.scheduler)
+            self.setup_s = pytest_session.session_of(self.config).prepare(self.scenario.scheduler)
         except Exception as err:  # the scenario meets it again and reports it as an error
-            _uncaptured(self.config)(f"vck: the kit's setup failed ({err.__class__.__name__}: {err}); the scenario will report it")
+            pytest_session.uncaptured(self.config)(f"vck: the kit's setup failed ({err.__class__.__name__}: {err}); the scenario will report it")
 
     def runtest(self) -> None:
-        ctx = _session(self.config).context()
+        ctx = pytest_session.session_of(self.config).context()
         result = scenario_run.run(self.scenario, ctx, attempt=self.attempt)
         self.result = result
         self.user_properties.append(("vck_status", result.status.value))
@@ -262,7 +168,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     then scenarios sharing a scheduler conf together, and within those the ones sharing node
     shapes, so a worker restarts the implementation and reshapes nodes as rarely as it can; the
     kit's own tests keep their order first. Every xdist worker sorts alike (the same file)."""
-    hints_file = run_spec(config).durations
+    hints_file = pytest_session.run_spec(config).durations
     hints = json_report.durations(hints_file) if hints_file else {}
 
     def key(item: pytest.Item) -> tuple[int, int, float, str, str, str, str]:
@@ -315,7 +221,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         # controller then gives it 10 s to exit before killing it, too short for a cluster's
         # stop, which left the cluster's state behind. Its results went to the controller with
         # each test report.
-        _close_session(config)
+        pytest_session.close_session(config)
         return
     interrupted = config.stash.get(INTERRUPTED_KEY, "")
     if not interrupted and exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -332,7 +238,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     )
     # `vck run` takes them and writes the reports (api.run); a plain pytest run writes its own.
     config.stash[bridge.COLLECTED_KEY] = collected
-    spec = run_spec(config)
+    spec = pytest_session.run_spec(config)
     if bridge.RUN_KEY not in config.stash and spec.config.reports is not None and (collected.results or interrupted):
         api.write(spec.config, spec.run_id or api.new_run_id(), collected)
 
@@ -381,7 +287,7 @@ class RunHooks:
         scenario's own time, then the kit's around it), and a line for a worker's setup."""
         config = self.config
         _collect_result(config, report)
-        if not run_spec(config).progress or getattr(config, "workerinput", None) is not None:
+        if not pytest_session.run_spec(config).progress or getattr(config, "workerinput", None) is not None:
             return
         setup = getattr(report, "vck_setup", None)
         if setup:
@@ -399,42 +305,3 @@ class RunHooks:
         result = getattr(report, "vck_result", None) or {}
         took = f"{result.get('duration_s', report.duration):.1f}s, kit {sum(v for k, v in (result.get('phases_s') or {}).items() if k in results.PHASES_OVERHEAD):.1f}s"
         writer.line(f"[{progress.done}/{progress.total or '?'} {minutes}:{seconds:02d}] {status.upper():<11} {report.nodeid.split('::')[-1]} ({took}) | {tally}")
-
-
-
-
-# --- fixtures for the kit's own tests ---------------------------------------------------------------
-@pytest.fixture(scope="session")
-def vck_cluster(request: pytest.FixtureRequest) -> base.ClusterHandle:
-    """A running cluster for the whole session; an embedded one per xdist worker, stopped at the end."""
-    return _session(request.config).cluster()
-
-
-@pytest.fixture(scope="session")
-def vck_context(request: pytest.FixtureRequest) -> context.RunContext:
-    """The process's run context: its cluster and implementation, for tests that run a scenario
-    in-process (`runner.scenario_run.run`) and then look at the cluster it left."""
-    return _session(request.config).context()
-
-
-@pytest.fixture(scope="session")
-def vck_api(vck_cluster: base.ClusterHandle) -> kubernetes.client.ApiClient:
-    return kube.client(vck_cluster.kubeconfig, vck_cluster.context)
-
-
-@pytest.fixture
-def vck_namespace(request: pytest.FixtureRequest, vck_api: kubernetes.client.ApiClient) -> Iterator[str]:
-    """A namespace of its own for one test, ready for pods (its default ServiceAccount exists)."""
-    stem = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40].rstrip("-")
-    name = f"{stem}-{secrets.token_hex(3)}"
-    core = kubernetes.client.CoreV1Api(vck_api)
-    core.create_namespace(resources.as_model({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {"conformance.vck.io/test": "true"}}}))
-    try:
-        kube.wait_service_account(vck_api, name, NAMESPACE_READY_TIMEOUT_S)
-        yield name
-    finally:
-        try:
-            core.delete_namespace(name)
-        except kubernetes.client.ApiException as err:
-            if err.status != 404:
-                raise

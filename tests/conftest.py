@@ -9,6 +9,7 @@ from typing import Iterator
 
 import pytest
 
+from conformance import pytest_session
 from conformance.cluster import embedded, kube, nodes
 from conformance.impl import reference
 from conformance.runner import context
@@ -66,6 +67,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if CLUSTER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.cluster)
     items.sort(key=_order)
+
+
+@pytest.fixture(scope="session")
+def vck_context(request: pytest.FixtureRequest) -> context.RunContext:
+    """The process's run context (the vck_cluster fixture's cluster, and the implementation), for
+    the kit's tests that run a scenario in-process (`runner.scenario_run.run`) and then look at the
+    cluster it left."""
+    return pytest_session.session_of(request.config).context()
 
 
 @pytest.fixture(scope="session")

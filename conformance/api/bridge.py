@@ -9,17 +9,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from conformance import config as run_config
 from conformance import results
-from conformance.scenario import loader, models
+
+if TYPE_CHECKING:
+    from conformance.scenario import loader, models
+
+    Preloaded = dict[pathlib.Path, tuple[models.Scenario, list[loader.Problem]]]
 
 # The key of the run in xdist's workerinput (a JSON text: the configuration and the run id).
-WORKER_INPUT = "vck_run"
-Preloaded = dict[pathlib.Path, tuple[models.Scenario, list[loader.Problem]]]
+WORKER_INPUT = run_config.WORKER_INPUT
 
 
 @dataclasses.dataclass
@@ -79,7 +82,7 @@ class Collected:
 
 
 RUN_KEY = pytest.StashKey[RunSpec]()
-PRELOADED_KEY = pytest.StashKey[Preloaded]()
+PRELOADED_KEY = pytest.StashKey["Preloaded"]()
 COLLECTED_KEY = pytest.StashKey[Collected]()
 
 
@@ -88,7 +91,7 @@ class RunCollector:
     scenarios where the kit's plugin finds them, ships the run to xdist's workers, and takes the
     results back once the session ends."""
 
-    def __init__(self, spec: RunSpec, preloaded: Preloaded) -> None:
+    def __init__(self, spec: RunSpec, preloaded: "Preloaded") -> None:
         self.spec = spec
         self.preloaded = preloaded
         self.collected: Collected | None = None

@@ -8,6 +8,9 @@ from typing import Protocol, Sequence
 
 from conformance.cluster import nodes
 
+# The backends, by the names a run gives them (registry.py maps each to its implementation).
+BACKENDS = ("embedded", "kind", "existing")
+
 
 class ClusterError(RuntimeError):
     """A cluster could not be started, found or stopped; the message says which and what to do."""

@@ -8,7 +8,7 @@ from typing import TypedDict
 from conformance.cluster import base, embedded, existing, kind, owners
 from conformance.toolchain import versions
 
-BACKENDS = ("embedded", "kind", "existing")
+BACKENDS = base.BACKENDS
 
 
 class _Said(TypedDict, total=False):

@@ -14,14 +14,11 @@ from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import cdp, resourcequota, tdm
+from tests.reference.builders import node, pod, podgroup, queue
 from tests.reference.scheduler_harness import (
     PRIORITY_CLASSES,
     Case,
     FakeCache,
-    node,
-    pod,
-    podgroup,
-    queue,
     run_case,
 )
 

@@ -12,14 +12,11 @@ import pytest
 from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import gpushare, job_info, vgpu
 from reference_scheduler.scheduler.framework import framework
+from tests.reference.builders import node, pod, podgroup, queue
 from tests.reference.scheduler_harness import (
     PRIORITY_CLASSES,
     Case,
     FakeCache,
-    node,
-    pod,
-    podgroup,
-    queue,
     run_case,
 )
 

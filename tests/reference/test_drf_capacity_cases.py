@@ -20,7 +20,7 @@ from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 from tests.reference import scheduler_harness as harness
-from tests.reference.scheduler_harness import node, pod, podgroup, queue
+from tests.reference.builders import node, pod, podgroup, queue
 
 DRF_ALLOCATE_CONF = """
 actions: "allocate"

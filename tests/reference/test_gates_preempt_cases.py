@@ -11,7 +11,8 @@ import pytest
 
 from reference_scheduler.scheduler import conf, conf_load, features
 from reference_scheduler.scheduler.api import job_info
-from tests.reference.scheduler_harness import Case, node, pod, podgroup, run_case
+from tests.reference.builders import node, pod, podgroup
+from tests.reference.scheduler_harness import Case, run_case
 
 ALLOCATE_CONF = """
 actions: "enqueue, allocate, backfill"

@@ -16,6 +16,7 @@ from fake_devices import advertise, profile
 from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import gpu_aware, gpu_aware_topology
+from tests.reference import builders
 from tests.reference import scheduler_harness as harness
 from tests.reference.scheduler_harness import Case
 
@@ -45,7 +46,7 @@ def profile_nodes(prof: str | dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def gpu_pod(name: str, group: str, gpus: int, cpu: str = "1", node_name: str = "", resource: str = "nvidia.com/gpu", phase: str = "Pending") -> dict[str, Any]:
-    out = harness.pod(name, group, cpu, node_name, phase)
+    out = builders.pod(name, group, cpu, node_name, phase)
     out["spec"]["containers"][0]["resources"]["requests"].update({"memory": "1Gi", resource: str(gpus)})
     return out
 
@@ -72,7 +73,7 @@ FIT_ROOMY = profile_nodes({"name": "fit-roomy", "nodes": [
 
 
 def one(name: str, gpus: int, **kwargs: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return [gpu_pod(f"{name}-0", name, gpus, **kwargs)], [harness.podgroup(name, 1)]
+    return [gpu_pod(f"{name}-0", name, gpus, **kwargs)], [builders.podgroup(name, 1)]
 
 
 def single(name: str, gpus: int, **kwargs: Any) -> dict[str, Any]:
@@ -94,7 +95,7 @@ CASES = [
         "gpu-aware: two 2-GPU pods of one job fill the 4-free node (the second sees the first)",
         nodes=FRAGMENTED,
         pods=[gpu_pod("pair-0", "pair", 2), gpu_pod("pair-1", "pair", 2)],
-        podgroups=[harness.podgroup("pair", 2)],
+        podgroups=[builders.podgroup("pair", 2)],
         conf=with_gpu_aware(SEED_CONF),
         binds={"pair-0": "frag-most-0", "pair-1": "frag-half-0"},
     ),
@@ -102,7 +103,7 @@ CASES = [
         "gpu-aware: GPUs held by a running pod are not free (frag-full-0 with 5 of 8 held fits 3 exactly)",
         nodes=FRAGMENTED,
         pods=[gpu_pod("big-0", "big", 5, node_name="frag-full-0", phase="Running"), gpu_pod("three-0", "three", 3)],
-        podgroups=[harness.podgroup("big", 1, phase="Running"), harness.podgroup("three", 1)],
+        podgroups=[builders.podgroup("big", 1, phase="Running"), builders.podgroup("three", 1)],
         conf=with_gpu_aware(SEED_CONF),
         binds={"three-0": "frag-full-0"},
     ),
@@ -147,7 +148,7 @@ def test_scheduling_cycle(case: Case) -> None:
 
 def _scores(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], groups: list[dict[str, Any]], task_name: str, **arguments: Any) -> dict[str, float]:
     """gpu-aware's score of every node for one pending task, in a session over the given objects."""
-    cache = harness.FakeCache(nodes, pods, groups, [harness.queue()])
+    cache = harness.FakeCache(nodes, pods, groups, [builders.queue()])
     ssn = framework.open_session(cache, conf_load.parse("actions: allocate\ntiers:\n- plugins: [{name: gang}]\n"))
     task = next(t for job in ssn.jobs.values() for t in job.tasks.values() if t.name == task_name)
     plugin = gpu_aware.GpuAware(arguments)
@@ -176,7 +177,7 @@ def test_nodes_that_cannot_fit_score_nothing_and_weight_scales() -> None:
 
 
 def test_a_task_without_a_gpu_request_is_not_scored() -> None:
-    pods, groups = [harness.pod("cpu-0", "cpu", "2")], [harness.podgroup("cpu", 1)]
+    pods, groups = [builders.pod("cpu-0", "cpu", "2")], [builders.podgroup("cpu", 1)]
     assert set(_scores(FRAGMENTED, pods, groups, "cpu-0").values()) == {0.0}
 
 
@@ -219,7 +220,7 @@ def test_arguments(arguments: dict[str, Any], expected: tuple[float, float]) -> 
 
 
 def test_weight_zero_registers_no_score() -> None:
-    cache = harness.FakeCache(FRAGMENTED, *one("two", 2), [harness.queue()])
+    cache = harness.FakeCache(FRAGMENTED, *one("two", 2), [builders.queue()])
     ssn = framework.open_session(cache, conf_load.parse(with_gpu_aware(SEED_CONF, weight=0)))
     assert "gpu-aware" not in ssn.batch_node_order_fns and "binpack" in ssn.batch_node_order_fns
 

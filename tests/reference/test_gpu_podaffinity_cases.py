@@ -16,13 +16,8 @@ from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import gpu_podaffinity, gpu_podaffinity_units
-from tests.reference.scheduler_harness import (
-    PRIORITY_CLASSES,
-    FakeCache,
-    node,
-    podgroup,
-    queue,
-)
+from tests.reference.builders import node, podgroup, queue
+from tests.reference.scheduler_harness import PRIORITY_CLASSES, FakeCache
 
 GPU = "metax-tech.com/gpu"
 LABEL = "devices.vck.io/supernode"

@@ -19,8 +19,9 @@ from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.api import hyper_node_info, job_info
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import network_topology_aware
+from tests.reference import builders
 from tests.reference import scheduler_harness as harness
-from tests.reference.scheduler_harness import node, pod, podgroup
+from tests.reference.builders import node, pod, podgroup
 
 CONF = """
 actions: "allocate"
@@ -75,7 +76,7 @@ class HyperNodeCache(harness.FakeCache):
     """FakeCache with HyperNode objects and the annotations the cycle writes."""
 
     def __init__(self, case: Case) -> None:
-        super().__init__(case.nodes, case.pods, case.podgroups, [harness.queue()], harness.PRIORITY_CLASSES)
+        super().__init__(case.nodes, case.pods, case.podgroups, [builders.queue()], harness.PRIORITY_CLASSES)
         self.hypernodes = _Objects(case.hypernodes)  # type: ignore[assignment]
         self.annotations: dict[str, dict[str, str]] = {}
 
@@ -221,7 +222,7 @@ CASES = [
 def test_hypernode_cycle(case: Case) -> None:
     cache = HyperNodeCache(case)
     if any(pg["spec"].get("queue") == "other" for pg in case.podgroups):
-        cache.queues = _Objects([harness.queue(), harness.queue("other")])  # type: ignore[assignment]
+        cache.queues = _Objects([builders.queue(), builders.queue("other")])  # type: ignore[assignment]
     framework.run_cycle(cache, conf_load.parse(case.conf))
     assert cache.binds == case.binds
     assert {pg: a[ANNOTATION] for pg, a in cache.annotations.items()} == case.recorded

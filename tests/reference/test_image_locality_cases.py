@@ -12,14 +12,8 @@ import pytest
 from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
 from reference_scheduler.scheduler.plugins import image_locality
-from tests.reference.scheduler_harness import (
-    PRIORITY_CLASSES,
-    FakeCache,
-    node,
-    pod,
-    podgroup,
-    queue,
-)
+from tests.reference.builders import node, pod, podgroup, queue
+from tests.reference.scheduler_harness import PRIORITY_CLASSES, FakeCache
 
 MIB = 1024 * 1024
 

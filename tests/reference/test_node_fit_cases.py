@@ -11,15 +11,8 @@ import pytest
 
 from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
-from tests.reference.scheduler_harness import (
-    PRIORITY_CLASSES,
-    Case,
-    FakeCache,
-    node,
-    pod,
-    podgroup,
-    queue,
-)
+from tests.reference.builders import node, pod, podgroup, queue
+from tests.reference.scheduler_harness import PRIORITY_CLASSES, Case, FakeCache
 
 PREDICATES_CONF = """
 actions: "allocate"

@@ -20,6 +20,7 @@ from reference_scheduler.scheduler.plugins import (
     numa_aware_hints,
     numa_aware_topology,
 )
+from tests.reference import builders
 from tests.reference import scheduler_harness as harness
 
 NUMA_CONF = """
@@ -53,7 +54,7 @@ def cluster(*groups: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[st
 def gpod(name: str, cpu: str, policy: str = "", guaranteed: bool = True, node_name: str = "", phase: str = "Pending", **spec: Any) -> dict[str, Any]:
     """A pod of its own PodGroup (named after the pod) asking for `cpu` and 1Gi; Guaranteed: the
     limits equal the requests."""
-    out = harness.pod(name, name, cpu, node_name=node_name, phase=phase, **spec)
+    out = builders.pod(name, name, cpu, node_name=node_name, phase=phase, **spec)
     resources = {"requests": {"cpu": cpu, "memory": "1Gi"}}
     if guaranteed:
         resources["limits"] = dict(resources["requests"])
@@ -77,8 +78,8 @@ class NumaCase:
 
 def run(groups: list[dict[str, Any]], pods: list[dict[str, Any]], configuration: str = NUMA_CONF, plain_nodes: list[dict[str, Any]] | None = None, cache: harness.FakeCache | None = None) -> harness.FakeCache:
     nodes, topologies = cluster(*groups)
-    podgroups = [harness.podgroup(p["metadata"]["annotations"][job_info.GROUP_NAME_ANNOTATION], 1) for p in pods if not p["spec"].get("nodeName")]
-    fresh = harness.FakeCache((plain_nodes or []) + nodes, pods, podgroups, [harness.queue()], harness.PRIORITY_CLASSES)
+    podgroups = [builders.podgroup(p["metadata"]["annotations"][job_info.GROUP_NAME_ANNOTATION], 1) for p in pods if not p["spec"].get("nodeName")]
+    fresh = harness.FakeCache((plain_nodes or []) + nodes, pods, podgroups, [builders.queue()], harness.PRIORITY_CLASSES)
     fresh.numatopologies.items = topologies  # type: ignore[attr-defined]
     if cache is not None:
         fresh.cpu_assignments = cache.cpu_assignments
@@ -142,7 +143,7 @@ CASES = [
     NumaCase(
         "a policy must match the node's: each other node is refused with its reason",
         groups=[group("be", 16, BEST_EFFORT), group("nocm", 16, SNN, cpu_manager="none"), group("snn", 16, SNN)],
-        plain_nodes=[harness.node("plain-0", "32")],
+        plain_nodes=[builders.node("plain-0", "32")],
         pods=[gpod("snn", "4", SNN), gpod("restricted", "4", RESTRICTED)],
         binds={"snn": "snn-0"},
         refusals={"restricted": [
@@ -232,9 +233,9 @@ def test_a_discarded_gang_gives_its_cpus_back() -> None:
         pod["metadata"]["annotations"][job_info.GROUP_NAME_ANNOTATION] = "g"
     later = gpod("solo", "20", SNN)
     later["metadata"]["creationTimestamp"] = "2026-01-02T00:00:00Z"
-    solo_group = harness.podgroup("solo", 1)
+    solo_group = builders.podgroup("solo", 1)
     solo_group["metadata"]["creationTimestamp"] = "2026-01-02T00:00:00Z"
-    cache = harness.FakeCache(nodes, gang + [later], [harness.podgroup("g", 3), solo_group], [harness.queue()], harness.PRIORITY_CLASSES)
+    cache = harness.FakeCache(nodes, gang + [later], [builders.podgroup("g", 3), solo_group], [builders.queue()], harness.PRIORITY_CLASSES)
     cache.numatopologies.items = topologies  # type: ignore[attr-defined]
     framework.run_cycle(cache, conf_load.parse(NUMA_CONF))
     assert cache.binds == {"solo": "beta-0"}

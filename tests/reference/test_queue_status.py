@@ -9,7 +9,8 @@ from typing import Any
 from reference_scheduler.kube import quantity
 from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
-from tests.reference.scheduler_harness import FakeCache, node, pod, podgroup, queue
+from tests.reference.builders import node, pod, podgroup, queue
+from tests.reference.scheduler_harness import FakeCache
 
 CONF = conf_load.parse("""
 actions: "allocate"

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from reference_scheduler.scheduler import conf, conf_load
-from tests.reference.scheduler_harness import Case, node, pod, podgroup, queue, run_case
+from tests.reference.builders import node, pod, podgroup, queue
+from tests.reference.scheduler_harness import Case, run_case
 
 NO_GANG_CONF = """
 actions: "enqueue, allocate, backfill"

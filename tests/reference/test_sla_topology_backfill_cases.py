@@ -14,8 +14,10 @@ import pytest
 
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.plugins import sla
+from tests.reference import builders
 from tests.reference import scheduler_harness as harness
-from tests.reference.scheduler_harness import Case, node, pod, podgroup
+from tests.reference.builders import node, pod, podgroup
+from tests.reference.scheduler_harness import Case
 
 CENTURY = "876000h"
 SLA_ENQUEUE_CONF = """
@@ -260,7 +262,7 @@ def test_an_overdue_job_is_voted_pipelined_and_enqueueable() -> None:
 
     groups = [annotated(podgroup("late", 2), {"sla-waiting-time": "1m"}), annotated(podgroup("early", 2), {"sla-waiting-time": CENTURY})]
     pods = [pod("late-0", "late"), pod("late-1", "late"), pod("early-0", "early"), pod("early-1", "early")]
-    cache = harness.FakeCache([node("n0")], pods, groups, [harness.queue()])
+    cache = harness.FakeCache([node("n0")], pods, groups, [builders.queue()])
     ssn = framework.open_session(cache, conf_load.parse("actions: allocate\ntiers:\n- plugins: [{name: sla}]\n- plugins: [{name: gang}]\n"))
     late, early = ssn.jobs["ns/late"], ssn.jobs["ns/early"]
     assert session_plugins.job_pipelined(ssn, late) and session_plugins.job_enqueueable(ssn, late)
@@ -275,7 +277,7 @@ def test_task_topology_batch_score_covers_every_node_at_once() -> None:
     from reference_scheduler.scheduler.framework import framework
 
     pods = [task_pod("j-ps-0", "j", "ps"), task_pod("j-worker-0", "j", "worker"), task_pod("j-worker-1", "j", "worker")]
-    cache = harness.FakeCache([node("alpha", "2"), node("omega", "4"), node("tiny", "500m")], pods, [topology("j", 3, affinity="ps,worker")], [harness.queue()])
+    cache = harness.FakeCache([node("alpha", "2"), node("omega", "4"), node("tiny", "500m")], pods, [topology("j", 3, affinity="ps,worker")], [builders.queue()])
     ssn = framework.open_session(cache, conf_load.parse(TOPOLOGY_CONF))
     plugin = ssn.plugins["task-topology"]
     ps = next(t for t in ssn.jobs["ns/j"].tasks.values() if t.role == "ps")

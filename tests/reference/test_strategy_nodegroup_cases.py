@@ -12,7 +12,8 @@ import pytest
 
 from reference_scheduler.scheduler.api import job_info, node_matrix
 from reference_scheduler.scheduler.plugins import nodegroup, resource_strategy_fit
-from tests.reference.scheduler_harness import Case, node, pod, podgroup, queue, run_case
+from tests.reference.builders import node, pod, podgroup, queue
+from tests.reference.scheduler_harness import Case, run_case
 
 
 def conf(plugin: str) -> str:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from reference_scheduler.scheduler.plugins import predicates
-from tests.reference.scheduler_harness import Case, node, pod, podgroup, run_case
+from tests.reference.builders import node, pod, podgroup
+from tests.reference.scheduler_harness import Case, run_case
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

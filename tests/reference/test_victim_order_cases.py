@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests.reference import scheduler_harness as harness
-from tests.reference.scheduler_harness import Case, node, pod, podgroup, queue
+from tests.reference.builders import node, pod, podgroup, queue
+from tests.reference.scheduler_harness import Case
 
 HIERARCHY_RECLAIM = """
 actions: "enqueue, allocate, reclaim"

@@ -1,7 +1,8 @@
 """The reference scheduler's in-memory harness: one scheduling cycle over given nodes, pods,
 PodGroups, queues and a conf, with the cache's writes (binds, evictions, PodGroup statuses,
-events, Queue allocated resources) recorded instead of sent. Shared by the table-driven cases in tests/reference/
-(test_scheduler_cases.py and the per-plugin test_*_cases.py)."""
+events, Queue allocated resources) recorded instead of sent, and the confs more than one module's
+cases run. Shared by the table-driven cases of tests/reference/scheduler/ (a module per plugin and
+per action), which build their objects with tests/reference/builders.py."""
 
 from __future__ import annotations
 
@@ -18,6 +19,23 @@ actions: "enqueue, allocate, backfill"
 tiers:
 - plugins: [{name: priority}, {name: gang}]
 - plugins: [{name: predicates}, {name: proportion}]
+"""
+PREEMPT_CONF = """
+actions: "allocate, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: predicates}]
+"""
+TOPOLOGY_PREEMPT_CONF = PREEMPT_CONF + """
+configurations:
+- name: preempt
+  arguments: {enableTopologyAwarePreemption: true}
+"""
+SHUFFLE_CONF = """
+actions: "allocate, shuffle"
+tiers:
+- plugins: [{name: gang}, {name: pdb}]
+- plugins: [{name: predicates}]
 """
 PRIORITY_CLASSES = [{"metadata": {"name": "high"}, "value": 100}, {"metadata": {"name": "low"}, "value": 10}]
 
@@ -72,6 +90,10 @@ class Case:
     disabled: frozenset[str] = frozenset()
     # ResourceQuotas the cycle sees (with the status the quota controller keeps)
     quotas: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # binds per PodGroup (where the split matters, not the nodes)
+    per_job: dict[str, int] | None = None
+    # (object name, reason, message) events that must have been recorded
+    events: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
 
 
 def run_case(case: Case) -> FakeCache:
@@ -91,4 +113,23 @@ def run_case(case: Case) -> FakeCache:
     for group, (type_, reason, fragment) in case.conditions.items():
         conditions = {c["type"]: c for c in cache.statuses[group]["conditions"]}
         assert conditions[type_]["reason"] == reason and fragment in conditions[type_]["message"], conditions[type_]
+    if case.per_job is not None:
+        groups = {p["metadata"]["name"]: p["metadata"]["annotations"][job_info.GROUP_NAME_ANNOTATION] for p in case.pods}
+        bound = {group: sum(1 for name in cache.binds if groups[name] == group) for group in case.per_job}
+        assert bound == case.per_job, cache.binds
+    for event in case.events:
+        assert event in cache.events, cache.events
     return cache
+
+
+def plugin_conf(plugin: str) -> str:
+    """enqueue and allocate with priority and gang, then predicates and the plugin given (its conf
+    entry, as YAML list items indented under the second tier)."""
+    return f"""
+actions: "enqueue, allocate"
+tiers:
+- plugins: [{{name: priority}}, {{name: gang}}]
+- plugins:
+  - {{name: predicates}}
+{plugin}
+"""

@@ -3,13 +3,8 @@ vc-scheduler's does (pkg/scheduler/cache: updateNodeSelectors, nodeCanAddCache).
 
 from __future__ import annotations
 
-from typing import Any
-
 from reference_scheduler.scheduler import cache
-
-
-def node(**labels: str) -> dict[str, Any]:
-    return {"metadata": {"name": "n", "labels": labels}}
+from tests.reference.builders import node
 
 
 def test_items_are_key_value_pairs_and_malformed_ones_are_ignored() -> None:
@@ -18,11 +13,11 @@ def test_items_are_key_value_pairs_and_malformed_ones_are_ignored() -> None:
 
 def test_any_listed_label_selects_a_node() -> None:
     selector = cache.parse_node_selector(["type:kwok", "zone:a"])
-    assert cache.selected(node(type="kwok"), selector)
-    assert cache.selected(node(zone="a", type="real"), selector)
-    assert not cache.selected(node(type="real"), selector)
+    assert cache.selected(node("n", labels={"type": "kwok"}), selector)
+    assert cache.selected(node("n", labels={"zone": "a", "type": "real"}), selector)
+    assert not cache.selected(node("n", labels={"type": "real"}), selector)
     assert not cache.selected({"metadata": {"name": "bare"}}, selector)
 
 
 def test_without_a_selector_every_node_is_scheduled_on() -> None:
-    assert cache.selected(node(), cache.parse_node_selector([]))
+    assert cache.selected(node("n"), cache.parse_node_selector([]))

@@ -1,6 +1,6 @@
 """In-memory cases for the gpu-aware plugin (reference_scheduler/scheduler/plugins/gpu_aware.py):
-table-driven cycles of scheduler_harness.py, as in test_scheduler_cases.py, on nodes advertised from device
-profiles exactly as the kit advertises them on a cluster, plus the formula's parts one by one.
+table-driven cycles of scheduler_harness.py, on nodes advertised from device profiles exactly as
+the kit advertises them on a cluster, plus the formula's parts one by one.
 
 Each placement case has a twin without gpu-aware (or with other arguments) that places the same
 pod elsewhere, so every case proves the plugin, not the other plugins' tie-breaking."""

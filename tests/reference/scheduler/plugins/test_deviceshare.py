@@ -17,20 +17,13 @@ from tests.reference.scheduler_harness import (
     PRIORITY_CLASSES,
     Case,
     FakeCache,
+    plugin_conf,
     run_case,
 )
 
 
 def conf_with(flag: str) -> str:
-    return f"""
-actions: "enqueue, allocate"
-tiers:
-- plugins: [{{name: priority}}, {{name: gang}}]
-- plugins:
-  - {{name: predicates}}
-  - name: deviceshare
-    arguments: {{deviceshare.{flag}: true}}
-"""
+    return plugin_conf(f"  - name: deviceshare\n    arguments: {{deviceshare.{flag}: true}}")
 
 
 SHARING = conf_with("GPUSharingEnable")

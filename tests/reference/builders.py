@@ -1,15 +1,20 @@
-"""The objects of the scheduler's in-memory snapshots, built as the API server returns them
-(Nodes, pods, PodGroups, Queues, PodDisruptionBudgets, HyperNodes): every table-driven module of
-tests/reference/scheduler builds its cases from these, so a case reads as the cluster it
-describes. A module keeps to itself only what no other needs (a plugin's own annotations, a
-device profile's nodes)."""
+"""The objects the reference's tests build their cases from, as the API server returns them: the
+scheduler's in-memory snapshots (Nodes, pods, PodGroups, Queues, PodDisruptionBudgets,
+HyperNodes), JobFlows and the Jobs they make, and the watch-fed stores the controllers read
+(filled by hand). Every module that needs one of these imports it from here, so a case reads as
+the cluster it describes; a module keeps to itself only what no other needs (a plugin's own
+annotations, a device profile's nodes)."""
 
 from __future__ import annotations
 
 import copy
 import datetime
+import threading
 from typing import Any
 
+from reference_scheduler.controllers import podgroup as podgroup_controller
+from reference_scheduler.controllers.jobflow import flow
+from reference_scheduler.kube import informer
 from reference_scheduler.scheduler.api import hyper_node_info, job_info
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -148,3 +153,34 @@ def tree(racks: dict[str, list[str]], spines: dict[str, list[str]] | None = None
     if root:
         out.append(hypernode(root, 3, list(spines or {}), "HyperNode"))
     return out
+
+
+# --- JobFlows and the Jobs they make -------------------------------------------------------------
+def flows(*pairs: tuple[str, list[str]]) -> dict[str, Any]:
+    """A JobFlow of these (flow name, dependsOn targets)."""
+    return {"spec": {"flows": [{"name": n, **({"dependsOn": {"targets": t}} if t else {})} for n, t in pairs]}}
+
+
+def flow_job(flow_name: str, phase: str) -> dict[str, Any]:
+    """The Job JobFlow `ns/f` made from its flow `flow_name`, in this phase."""
+    return {"metadata": {"name": f"f-{flow_name}", "namespace": "ns", "creationTimestamp": "2026-01-07T10:00:00Z", "labels": {flow.CREATED_BY_FLOW: "ns.f", flow.CREATED_BY_TEMPLATE: f"ns.{flow_name}"}}, "status": {"state": {"phase": phase}}}
+
+
+# --- watch-fed stores ----------------------------------------------------------------------------
+def store(name: str, *items: dict[str, Any]) -> informer.Store:
+    """A store never started (no watch): filled with these items as ADDED events, then by the test
+    and by the code's own writes (`put`, `forget`)."""
+    made = informer.Store(name, lambda **_: None, threading.Event())
+    for item in items:
+        made._apply("ADDED", item)
+    return made
+
+
+def watched_pod(name: str, version: int, group: str = "") -> dict[str, Any]:
+    """A pod as a watch delivers it (with its resourceVersion), in PodGroup `group` if one is given."""
+    annotations = {podgroup_controller.GROUP_NAME: group} if group else {}
+    return {
+        "metadata": {"namespace": "ns", "name": name, "uid": f"uid-{name}", "resourceVersion": str(version), "annotations": annotations},
+        "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+        "status": {"phase": "Pending"},
+    }

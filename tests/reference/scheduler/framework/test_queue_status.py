@@ -4,7 +4,6 @@ chain to root; only where they changed; a resource no longer held removed."""
 
 from __future__ import annotations
 
-from reference_scheduler.kube import quantity
 from reference_scheduler.scheduler import conf_load
 from reference_scheduler.scheduler.framework import framework
 from tests.reference.builders import node, podgroup, queue, sized
@@ -39,8 +38,3 @@ def test_nothing_is_written_where_nothing_changed_and_a_freed_resource_is_remove
     cache = FakeCache([node("n0", "4")], pods, [podgroup("s", 1, queue="same", phase="Running")], queues)
     framework.run_cycle(cache, CONF)
     assert cache.queue_allocated == {"freed": {"cpu": "0", "memory": "0", "pods": None, "nvidia.com/gpu": None}}
-
-
-def test_quantities_are_written_as_kubernetes_writes_them() -> None:
-    assert [quantity.format_milli(v) for v in (0, 1000, 1500, 250)] == ["0", "1", "1500m", "250m"]
-    assert [quantity.format_bytes(v) for v in (0, 1024, 1536 * 2**20, 16 * 2**30, 1000)] == ["0", "1Ki", "1536Mi", "16Gi", "1000"]

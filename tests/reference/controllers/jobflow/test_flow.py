@@ -1,6 +1,6 @@
 """One JobFlow sync in memory (a fake API): which Jobs it creates from JobTemplates, in dependsOn
 order, the status and phase it writes, and the Jobs a succeeded flow with jobRetainPolicy delete
-removes; the JobTemplate's list of Jobs made from it."""
+removes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.controllers.jobflow import flow, template
+from reference_scheduler.controllers.jobflow import flow
+from tests.reference.builders import flow_job
 
 
 @dataclasses.dataclass
@@ -43,10 +44,6 @@ def jobflow(phase: str = "", policy: str = "", flows: list[dict[str, Any]] = DIA
     return {"metadata": {"name": "f", "namespace": "ns", "uid": "f-uid"}, "spec": spec, "status": {"state": {"phase": phase}} if phase else {}}
 
 
-def job(flow_name: str, phase: str) -> dict[str, Any]:
-    return {"metadata": {"name": f"f-{flow_name}", "namespace": "ns", "creationTimestamp": "2026-01-07T10:00:00Z", "labels": {flow.CREATED_BY_FLOW: "ns.f", flow.CREATED_BY_TEMPLATE: f"ns.{flow_name}"}}, "status": {"state": {"phase": phase}}}
-
-
 def run(jf: dict[str, Any], *jobs: dict[str, Any], cluster: FakeCluster | None = None) -> tuple[flow.Outcome, FakeCluster]:
     cluster = cluster or FakeCluster()
     return flow.JobFlowSync(cluster, jf, list(jobs)).run(), cluster
@@ -60,14 +57,14 @@ def created(cluster: FakeCluster) -> list[str]:
     ("jobs", "want_created", "want_phase"),
     [
         ((), ["f-a"], "Pending"),
-        ((job("a", "Pending"),), [], "Pending"),
-        ((job("a", "Running"),), [], "Running"),
+        ((flow_job("a", "Pending"),), [], "Pending"),
+        ((flow_job("a", "Running"),), [], "Running"),
         # b and c start once a completed; d waits for both.
-        ((job("a", "Completed"),), ["f-b", "f-c"], "Running"),
-        ((job("a", "Completed"), job("b", "Completed"), job("c", "Running")), [], "Running"),
-        ((job("a", "Completed"), job("b", "Completed"), job("c", "Completed")), ["f-d"], "Running"),
-        ((job("a", "Failed"),), [], "Failed"),
-        ((job("a", "Terminated"),), [], "Failed"),
+        ((flow_job("a", "Completed"),), ["f-b", "f-c"], "Running"),
+        ((flow_job("a", "Completed"), flow_job("b", "Completed"), flow_job("c", "Running")), [], "Running"),
+        ((flow_job("a", "Completed"), flow_job("b", "Completed"), flow_job("c", "Completed")), ["f-d"], "Running"),
+        ((flow_job("a", "Failed"),), [], "Failed"),
+        ((flow_job("a", "Terminated"),), [], "Failed"),
     ],
 )
 def test_pending_flow(jobs: tuple[dict[str, Any], ...], want_created: list[str], want_phase: str) -> None:
@@ -88,10 +85,10 @@ def test_a_created_job_is_the_template_marked_and_owned() -> None:
 @pytest.mark.parametrize(
     ("jobs", "want_phase"),
     [
-        ((job("a", "Completed"), job("b", "Completed"), job("c", "Completed"), job("d", "Completed")), "Succeed"),
-        ((job("a", "Completed"), job("b", "Failed"), job("c", "Running")), "Failed"),
+        ((flow_job("a", "Completed"), flow_job("b", "Completed"), flow_job("c", "Completed"), flow_job("d", "Completed")), "Succeed"),
+        ((flow_job("a", "Completed"), flow_job("b", "Failed"), flow_job("c", "Running")), "Failed"),
         # From Running a terminated Job does not fail the flow (upstream's running state only counts failed).
-        ((job("a", "Completed"), job("b", "Terminated"), job("c", "Running")), "Running"),
+        ((flow_job("a", "Completed"), flow_job("b", "Terminated"), flow_job("c", "Running")), "Running"),
     ],
 )
 def test_running_flow(jobs: tuple[dict[str, Any], ...], want_phase: str) -> None:
@@ -100,27 +97,27 @@ def test_running_flow(jobs: tuple[dict[str, Any], ...], want_phase: str) -> None
 
 
 def test_the_status_lists_jobs_by_phase_and_keeps_their_histories() -> None:
-    outcome, _ = run(jobflow("Running"), job("a", "Completed"), job("b", "Running"), job("c", "Aborted"))
+    outcome, _ = run(jobflow("Running"), flow_job("a", "Completed"), flow_job("b", "Running"), flow_job("c", "Aborted"))
     status = outcome.status
     assert status is not None
     assert status["completedJobs"] == ["f-a"] and status["runningJobs"] == ["f-b"] and status["unKnowJobs"] == ["f-c"]
     assert [e["name"] for e in status["jobStatusList"]] == ["f-a", "f-b", "f-c"]
     assert status["conditions"]["f-b"]["phase"] == "Running"
-    again, _ = run({**jobflow("Running"), "status": status}, job("a", "Completed"), job("b", "Completed"), job("c", "Aborted"))
+    again, _ = run({**jobflow("Running"), "status": status}, flow_job("a", "Completed"), flow_job("b", "Completed"), flow_job("c", "Aborted"))
     assert again.status is not None
     history = next(e for e in again.status["jobStatusList"] if e["name"] == "f-b")["runningHistories"]
     assert [h["state"] for h in history] == ["Running", "Completed"] and "endTimestamp" in history[0]
 
 
 def test_an_unchanged_status_is_not_written_again() -> None:
-    outcome, _ = run(jobflow("Running"), job("a", "Running"))
+    outcome, _ = run(jobflow("Running"), flow_job("a", "Running"))
     assert outcome.status is not None
-    again, _ = run({**jobflow("Running"), "status": outcome.status}, job("a", "Running"))
+    again, _ = run({**jobflow("Running"), "status": outcome.status}, flow_job("a", "Running"))
     assert again.status is None
 
 
 def test_a_succeeded_flow_with_retain_policy_delete_deletes_its_jobs() -> None:
-    jobs = (job("a", "Completed"), job("b", "Completed"))
+    jobs = (flow_job("a", "Completed"), flow_job("b", "Completed"))
     outcome, cluster = run(jobflow("Succeed", "delete", DIAMOND[:2]), *jobs)
     assert cluster.deleted == ["f-a", "f-b"] and outcome.status is None
     _, kept = run(jobflow("Succeed", "retain", DIAMOND[:2]), *jobs)
@@ -136,12 +133,3 @@ def test_failed_and_terminating_flows_are_left_alone(phase: str) -> None:
 def test_a_missing_template_is_an_error_to_retry() -> None:
     with pytest.raises(flow.MissingTemplate):
         run(jobflow(), cluster=FakeCluster(templates=()))
-
-
-def test_the_template_lists_the_jobs_made_from_it() -> None:
-    jt = {"metadata": {"name": "a", "namespace": "ns"}, "status": {}}
-    assert template.depends_on_list(jt, [job("a", "Running"), job("b", "Running")]) == ["f-a"]
-    assert template.depends_on_list({**jt, "status": {"jobDependsOnList": ["f-a"]}}, [job("a", "Running")]) is None
-    assert template.depends_on_list(jt, []) is None
-    # A Job deleted since is not a reason to write (upstream syncs on additions only).
-    assert template.depends_on_list({**jt, "status": {"jobDependsOnList": ["f-a", "f-gone"]}}, [job("a", "Running")]) is None

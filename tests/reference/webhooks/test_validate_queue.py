@@ -1,7 +1,8 @@
-"""The reference queue webhook's hierarchy and deletion rules, as Volcano's validate_queue.go: a
-parent must exist (root needs none), a queue with no child yet that runs pods (its status.allocated
-counts them) cannot become one, and a queue with children, `default` or `root` cannot be deleted;
-an update judges the hierarchy only when it moves the queue."""
+"""The reference queue webhook's rules (webhooks/validate_queue.py), as Volcano's validate_queue.go:
+a Queue's deserved share and guarantee may not exceed its capability; a parent must exist (root
+needs none), a queue with no child yet that runs pods (its status.allocated counts them) cannot
+become one, and a queue with children, `default` or `root` cannot be deleted; an update judges the
+hierarchy only when it moves the queue; the hierarchy annotations of hierarchical DRF."""
 
 from __future__ import annotations
 
@@ -119,3 +120,27 @@ def test_the_handler_judges_the_annotations_on_create_and_update() -> None:
     assert not created["allowed"] and "is not allowed to be in the sub path of root/sci/dev" in created["status"]["message"]
     updated = _review(handlers, "UPDATE", annotated("eng", "root/eng", "1/0"), old=annotated("eng", "root/eng", "1/1"))
     assert not updated["allowed"] and "must be larger than 0" in updated["status"]["message"]
+
+
+def queue(**spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "q"}, "spec": {"weight": 1, **spec}}
+
+
+@pytest.mark.parametrize(
+    ("spec", "refusal"),
+    [
+        ({"deserved": {"cpu": "2"}, "capability": {"cpu": "2"}}, ""),
+        ({"deserved": {"cpu": "3"}}, ""),  # no capability: no cap
+        ({"deserved": {"cpu": "2"}, "guarantee": {"resource": {"cpu": "2"}}}, ""),
+        ({"deserved": {"cpu": "3"}, "capability": {"cpu": "2"}}, 'requestBody.spec.deserved: Invalid value: "cpu 3000.00, memory 0.00": deserved should less equal than capability'),
+        # capability names no memory: it counts as zero, below the deserved memory
+        ({"deserved": {"memory": "1Gi"}, "capability": {"cpu": "2"}}, "deserved should less equal than capability"),
+        ({"guarantee": {"resource": {"cpu": "3"}}, "capability": {"cpu": "2"}}, "guarantee should less equal than capability"),
+        ({"deserved": {"cpu": "1"}, "guarantee": {"resource": {"cpu": "2"}}}, "guarantee should less equal than deserved"),
+    ],
+)
+def test_queue_resources(spec: dict[str, Any], refusal: str) -> None:
+    """Volcano's validateResourceOfQueue (pkg/webhooks/admission/queues/validate/validate_queue.go)."""
+    message = validate_queue.validate(queue(**spec))
+    assert (refusal in message) if refusal else message == "", message
+    assert bool(message) is bool(refusal)

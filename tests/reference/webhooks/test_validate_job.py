@@ -1,15 +1,45 @@
-"""The reference Job webhook refuses a task template whose container resources Kubernetes' pod
-template validation refuses (Volcano's admit_job.go runs it on every task), in its words: a
-negative request or limit, a request above its limit, and for a resource that cannot be
-overcommitted (an extended resource such as a GPU) a request without a limit or unequal to it."""
+"""The reference Job webhook (webhooks/validate_job.py), as Volcano's admit_job.go: a Job is admitted
+only to a queue whose status says Open (a queue just created, not yet opened by the queue
+controller, is refused like a closed one); and a task template whose container resources
+Kubernetes' pod template validation refuses (Volcano runs it on every task) is refused in its
+words: a negative request or limit, a request above its limit, and for a resource that cannot be
+overcommitted (an extended resource such as a GPU) a request without a limit or unequal to it.
+
+Upstream: pkg/webhooks/admission/jobs/validate/admit_job.go."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import pytest
 
 from reference_scheduler.webhooks import validate_job
+
+
+def job(queue: str) -> dict[str, Any]:
+    task = {"name": "work", "replicas": 1, "template": {"spec": {"containers": [{"name": "main", "image": "busybox"}]}}}
+    return {"metadata": {"name": "j"}, "spec": {"queue": queue, "tasks": [task]}}
+
+
+def lookup(status: Mapping[str, Any] | None) -> validate_job.QueueLookup:
+    q: dict[str, Any] = {"metadata": {"name": "q"}, "spec": {"weight": 1}}
+    if status is not None:
+        q["status"] = status
+    return lambda name: q if name == "q" else None
+
+
+@pytest.mark.parametrize(
+    ("status", "refusal"),
+    [
+        ({"state": "Open"}, ""),
+        (None, "can only submit job to queue with state `Open`, queue `q` status is ``;"),
+        ({}, "can only submit job to queue with state `Open`, queue `q` status is ``;"),
+        ({"state": "Closed"}, "can only submit job to queue with state `Open`, queue `q` status is `Closed`;"),
+        ({"state": "Closing"}, "can only submit job to queue with state `Open`, queue `q` status is `Closing`;"),
+    ],
+)
+def test_only_an_open_queue_takes_jobs(status: Mapping[str, Any] | None, refusal: str) -> None:
+    assert validate_job.validate_create(job("q"), lookup(status), lambda: []) == refusal
 
 
 def task(resources: dict[str, Any], field: str = "containers") -> dict[str, Any]:

@@ -11,8 +11,8 @@ import pytest
 
 from reference_scheduler.controllers.job import policies
 from reference_scheduler.controllers.job.policies import Request
-from tests.reference.job import harness
-from tests.reference.job.harness import task
+from tests.reference.controllers.job import harness
+from tests.reference.controllers.job.harness import task
 
 Policy = dict[str, Any]
 

@@ -1,9 +1,10 @@
-"""A Job's PodGroup minResources (pods.min_resources over controllers/quota.py) as tables: which
-pods the gang counts, their quota usage, and the quantities as the API's Go client writes them.
+"""A Job's PodGroup minResources (controllers/job/pods.py: min_resources, over
+controllers/quota.py) as a table: which pods the gang counts and what they ask for, in every
+quota form.
 
 Upstream: pkg/controllers/job/job_controller_actions.go (calcPGMinResources),
-job_controller_util.go (CalcFirstCountResources, CalcPGMinResources), pkg/controllers/util/util.go
-(GetPodQuotaUsage); the first case is test/e2e/jobp/job_controlled_resource.go:140."""
+job_controller_util.go (CalcFirstCountResources, CalcPGMinResources); the first case is
+test/e2e/jobp/job_controlled_resource.go:140."""
 
 from __future__ import annotations
 
@@ -12,9 +13,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.controllers import quota
 from reference_scheduler.controllers.job import pods
-from reference_scheduler.kube import quantity
 
 Obj = dict[str, Any]
 
@@ -92,39 +91,3 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_min_resources(case: Case) -> None:
     assert pods.min_resources(case.job, lambda name: case.priorities.get(name, 0)) == case.want
-
-
-def test_pod_usage_counts_init_containers_hugepages_and_extended_resources() -> None:
-    spec = {
-        "initContainers": [{"name": "init", "resources": {"requests": {"cpu": "3"}}}],
-        "containers": [
-            {"name": "a", "resources": {"requests": {"cpu": "1", "hugepages-2Mi": "4Mi", "example.com/foo": "2"}, "limits": {"memory": "1Gi"}}},
-            {"name": "b", "resources": {"requests": {"cpu": "1", "ephemeral-storage": "1Gi"}}},
-        ],
-    }
-    assert quota.as_resource_list(quota.pod_usage(spec)) == {
-        "count/pods": "1", "pods": "1",
-        # The init container's 3 CPUs exceed the containers' 2.
-        "cpu": "3", "requests.cpu": "3",
-        "limits.memory": "1Gi",
-        "ephemeral-storage": "1Gi", "requests.ephemeral-storage": "1Gi",
-        "hugepages-2Mi": "4Mi", "requests.hugepages-2Mi": "4Mi",
-        "example.com/foo": "2", "requests.example.com/foo": "2",
-    }
-
-
-def test_a_finished_pod_counts_only_as_an_object() -> None:
-    assert quota.as_resource_list(quota.pod_usage({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}]}, terminal=True)) == {"count/pods": "1"}
-
-
-@pytest.mark.parametrize(
-    ("given", "times", "want"),
-    [
-        ("1000m", 2, "2"), ("500m", 3, "1500m"), ("1000Mi", 2, "2000Mi"), ("512Mi", 3, "1536Mi"),
-        ("1G", 2, "2G"), ("2k", 3, "6k"), ("1536", 1, "1536"), ("1.5", 2, "3"), ("100m", 10, "1"),
-        ("0", 5, "0"), ("512", 1, "512"),
-    ],
-)
-def test_quantities_are_written_as_go_writes_them(given: str, times: int, want: str) -> None:
-    milli, format_ = quantity.exact_milli(given)
-    assert quantity.canonical(milli * times, format_) == want

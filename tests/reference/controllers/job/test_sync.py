@@ -16,9 +16,12 @@ import pytest
 
 from reference_scheduler.controllers.job import pods, sync
 from reference_scheduler.controllers.job.features import FULL, Features
-from tests.reference.job import harness
-from tests.reference.job.fake_controller import FakeController, apply_merge_patch
-from tests.reference.job.harness import task
+from tests.reference.controllers.job import harness
+from tests.reference.controllers.job.fake_controller import (
+    FakeController,
+    apply_merge_patch,
+)
+from tests.reference.controllers.job.harness import task
 
 Obj = dict[str, Any]
 PG = "tj-" + harness.JOB_UID

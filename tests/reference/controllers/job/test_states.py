@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from reference_scheduler.controllers.job import states
-from tests.reference.job import harness
-from tests.reference.job.harness import status, task
+from tests.reference.controllers.job import harness
+from tests.reference.controllers.job.harness import status, task
 
 NONE, SOFT = states.RETAIN_NONE, states.RETAIN_SOFT
 # Two workers, both needed; maxRetry 3 (the default).

@@ -18,9 +18,9 @@ import pytest
 from reference_scheduler.controllers.job import sync, volumes
 from reference_scheduler.controllers.job.features import FULL, Features
 from reference_scheduler.webhooks import validate_job
-from tests.reference.job import harness
-from tests.reference.job.fake_controller import FakeController
-from tests.reference.job.harness import task
+from tests.reference.controllers.job import harness
+from tests.reference.controllers.job.fake_controller import FakeController
+from tests.reference.controllers.job.harness import task
 
 Obj = dict[str, Any]
 CLAIM_SPEC = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}

@@ -14,7 +14,7 @@ import kubernetes
 
 from reference_scheduler.controllers.job import sync
 from reference_scheduler.controllers.job.features import FULL, Features
-from reference_scheduler.kube import informer
+from tests.reference.builders import store
 
 Obj = dict[str, Any]
 
@@ -30,11 +30,6 @@ def apply_merge_patch(target: Any, patch: Any) -> Any:
         else:
             out[key] = apply_merge_patch(out.get(key), value)
     return out
-
-
-def _store(name: str) -> informer.Store:
-    # Never started: filled by the case and by the sync's own writes (`put`, `forget`).
-    return informer.Store(name, lambda **_: None, threading.Event())
 
 
 @dataclasses.dataclass
@@ -124,10 +119,10 @@ class FakeController:
         self.custom = FakeCustom(self.writes, new_podgroup_phase)
         self.custom.objects[("jobs", job["metadata"]["name"])] = copy.deepcopy(job)
         self.owned = FakeOwned(self.writes)
-        self.jobs = _store("jobs")
-        self.podgroups = _store("podgroups")
-        self.commands = _store("commands")
-        self.priority_classes = _store("priorityclasses")
+        self.jobs = store("jobs")
+        self.podgroups = store("podgroups")
+        self.commands = store("commands")
+        self.priority_classes = store("priorityclasses")
         self._lock = threading.Lock()
         self._evicted: list[sync.Evicted] = []
         self._our_deletions: set[str] = set()

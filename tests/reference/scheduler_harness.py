@@ -1,7 +1,8 @@
 """The reference scheduler's in-memory harness: one scheduling cycle over given nodes, pods,
 PodGroups, queues and a conf, with the cache's writes (binds, evictions, PodGroup statuses,
-events, Queue allocated resources) recorded instead of sent. Shared by the table-driven cases in tests/reference/
-(test_scheduler_cases.py and the per-plugin test_*_cases.py)."""
+events, Queue allocated resources) recorded instead of sent, and the confs more than one module's
+cases run. Shared by the table-driven cases of tests/reference/scheduler/ (a module per plugin and
+per action), which build their objects with tests/reference/builders.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from reference_scheduler.scheduler import conf_load, cycle_profile, features
 from reference_scheduler.scheduler.api import job_info
 from reference_scheduler.scheduler.framework import framework
+from tests.reference.builders import queue
 
 GANG_CONF = """
 actions: "enqueue, allocate, backfill"
@@ -18,36 +20,24 @@ tiers:
 - plugins: [{name: priority}, {name: gang}]
 - plugins: [{name: predicates}, {name: proportion}]
 """
+PREEMPT_CONF = """
+actions: "allocate, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: predicates}]
+"""
+TOPOLOGY_PREEMPT_CONF = PREEMPT_CONF + """
+configurations:
+- name: preempt
+  arguments: {enableTopologyAwarePreemption: true}
+"""
+SHUFFLE_CONF = """
+actions: "allocate, shuffle"
+tiers:
+- plugins: [{name: gang}, {name: pdb}]
+- plugins: [{name: predicates}]
+"""
 PRIORITY_CLASSES = [{"metadata": {"name": "high"}, "value": 100}, {"metadata": {"name": "low"}, "value": 10}]
-
-
-def node(name: str, cpu: str = "4", labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None, pods: str = "110", **extra: str) -> dict[str, Any]:
-    allocatable = {"cpu": cpu, "memory": "16Gi", "pods": pods, **extra}
-    return {"metadata": {"name": name, "labels": labels or {}}, "spec": {"taints": taints or []}, "status": {"allocatable": allocatable}}
-
-
-def podgroup(name: str, min_member: int, phase: str = "Inqueue", min_cpu: str | None = None, queue: str = "default", priority: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {"minMember": min_member, "queue": queue}
-    if priority:
-        spec["priorityClassName"] = priority
-    if min_cpu:
-        spec["minResources"] = {"cpu": min_cpu}
-    return {"metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": {"phase": phase}}
-
-
-def pod(name: str, group: str, cpu: str = "1", node_name: str = "", phase: str = "Pending", **spec: Any) -> dict[str, Any]:
-    return {
-        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "annotations": {job_info.GROUP_NAME_ANNOTATION: group}, "creationTimestamp": "2026-01-01T00:00:00Z"},
-        "spec": {"schedulerName": "volcano", "nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec},
-        "status": {"phase": phase},
-    }
-
-
-def queue(name: str = "default", weight: int = 1, capability: dict[str, str] | None = None, state: str = "Open") -> dict[str, Any]:
-    spec: dict[str, Any] = {"weight": weight}
-    if capability:
-        spec["capability"] = capability
-    return {"metadata": {"name": name, "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": {"state": state}}
 
 
 class FakeCache(cycle_profile.MemoryCache):
@@ -100,6 +90,10 @@ class Case:
     disabled: frozenset[str] = frozenset()
     # ResourceQuotas the cycle sees (with the status the quota controller keeps)
     quotas: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # binds per PodGroup (where the split matters, not the nodes)
+    per_job: dict[str, int] | None = None
+    # (object name, reason, message) events that must have been recorded
+    events: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
 
 
 def run_case(case: Case) -> FakeCache:
@@ -119,4 +113,23 @@ def run_case(case: Case) -> FakeCache:
     for group, (type_, reason, fragment) in case.conditions.items():
         conditions = {c["type"]: c for c in cache.statuses[group]["conditions"]}
         assert conditions[type_]["reason"] == reason and fragment in conditions[type_]["message"], conditions[type_]
+    if case.per_job is not None:
+        groups = {p["metadata"]["name"]: p["metadata"]["annotations"][job_info.GROUP_NAME_ANNOTATION] for p in case.pods}
+        bound = {group: sum(1 for name in cache.binds if groups[name] == group) for group in case.per_job}
+        assert bound == case.per_job, cache.binds
+    for event in case.events:
+        assert event in cache.events, cache.events
     return cache
+
+
+def plugin_conf(plugin: str) -> str:
+    """enqueue and allocate with priority and gang, then predicates and the plugin given (its conf
+    entry, as YAML list items indented under the second tier)."""
+    return f"""
+actions: "enqueue, allocate"
+tiers:
+- plugins: [{{name: priority}}, {{name: gang}}]
+- plugins:
+  - {{name: predicates}}
+{plugin}
+"""

@@ -1,0 +1,93 @@
+"""A Job's PodGroup minResources (controllers/job/pods.py: min_resources, over
+controllers/quota.py) as a table: which pods the gang counts and what they ask for, in every
+quota form.
+
+Upstream: pkg/controllers/job/job_controller_actions.go (calcPGMinResources),
+job_controller_util.go (CalcFirstCountResources, CalcPGMinResources); the first case is
+test/e2e/jobp/job_controlled_resource.go:140."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from reference_scheduler.controllers.job import pods
+
+Obj = dict[str, Any]
+
+
+def task(name: str, replicas: int, min_available: int | None = None, requests: Obj | None = None, limits: Obj | None = None, priority_class: str = "") -> Obj:
+    resources: Obj = {}
+    if requests:
+        resources["requests"] = requests
+    if limits:
+        resources["limits"] = limits
+    spec: Obj = {"containers": [{"name": "main", "image": "busybox", "resources": resources}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    out: Obj = {"name": name, "replicas": replicas, "template": {"spec": spec}}
+    if min_available is not None:
+        out["minAvailable"] = min_available
+    return out
+
+
+def job(min_available: int, *tasks: Obj) -> Obj:
+    return {"metadata": {"name": "j", "uid": "u"}, "spec": {"minAvailable": min_available, "tasks": list(tasks)}}
+
+
+GPU_POD = {"cpu": "1000m", "memory": "1000Mi", "nvidia.com/gpu": "1"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    job: Obj
+    want: dict[str, str]
+    priorities: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+CASES = [
+    Case(
+        "upstream e2e: two tasks of one pod, requests and limits, every quota form",
+        job(2, task("task-1", 1, 1, GPU_POD, GPU_POD), task("task-2", 1, 1, GPU_POD, GPU_POD)),
+        {
+            "count/pods": "2", "pods": "2", "cpu": "2", "requests.cpu": "2", "limits.cpu": "2",
+            "memory": "2000Mi", "requests.memory": "2000Mi", "limits.memory": "2000Mi",
+            "nvidia.com/gpu": "2", "requests.nvidia.com/gpu": "2",
+        },
+    ),
+    Case(
+        "minAvailable covers the tasks' minAvailable: those first, then the rest of the replicas",
+        job(3, task("small", 3, 1, {"cpu": "1"}), task("big", 2, 2, {"cpu": "2"})),
+        {"count/pods": "3", "pods": "3", "cpu": "5", "requests.cpu": "5"},
+    ),
+    Case(
+        "filling up to minAvailable takes the spare replicas in task order",
+        job(4, task("a", 3, 1, {"cpu": "500m"}), task("b", 3, 1, {"cpu": "2"})),
+        {"count/pods": "4", "pods": "4", "cpu": "3500m", "requests.cpu": "3500m"},
+    ),
+    Case(
+        "minAvailable below the tasks' minAvailable: the first minAvailable pods in task order",
+        job(2, task("a", 3, 3, {"cpu": "1"}), task("b", 2, 2, {"cpu": "4"})),
+        {"count/pods": "2", "pods": "2", "cpu": "2", "requests.cpu": "2"},
+    ),
+    Case(
+        "a higher-priority task's pods are counted first",
+        job(2, task("a", 3, 3, {"cpu": "1"}), task("b", 2, 2, {"cpu": "4"}, priority_class="high")),
+        {"count/pods": "2", "pods": "2", "cpu": "8", "requests.cpu": "8"},
+        priorities={"high": 1000},
+    ),
+    Case(
+        "an amount is written in the format of its first quantity",
+        job(3, task("a", 3, 3, {"memory": "1G", "cpu": "100m"})),
+        {"count/pods": "3", "pods": "3", "cpu": "300m", "requests.cpu": "300m", "memory": "3G", "requests.memory": "3G"},
+    ),
+    Case("a job that needs no pod asks for nothing", job(0, task("a", 0, 0, {"cpu": "1"})), {}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_min_resources(case: Case) -> None:
+    assert pods.min_resources(case.job, lambda name: case.priorities.get(name, 0)) == case.want

@@ -67,7 +67,7 @@ CONF_REFUSED = r"scheduler conf .+? does not load"
 def conf_loaded(text: str) -> str:
     """The line the reference scheduler logs once it runs the conf whose file holds `text`. The
     adapter drives the scheduler as a black box, by its log: this mirrors the line
-    reference_scheduler/scheduler/conf_watch.py writes (tests/reference/test_conf_watch.py holds
+    reference_scheduler/scheduler/conf_watch.py writes (tests/reference/scheduler/test_conf_watch.py holds
     the two together)."""
     return f"scheduler conf loaded (sha256 {hashlib.sha256(text.encode()).hexdigest()[:16]})"
 

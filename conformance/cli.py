@@ -17,7 +17,7 @@ from conformance.bench import render as bench_render
 from conformance.bench import scheduler as bench
 from conformance.cluster import base, nodes, registry
 from conformance.impl import base as impl_base
-from conformance.report import attempts, diff, score, timing
+from conformance.report import attempts, diff, merge, score, timing
 from conformance.report import matrix as matrix_report
 from conformance.scenario import durations, validate
 from conformance.toolchain import errors, install, versions
@@ -139,6 +139,7 @@ def _run(args: argparse.Namespace) -> int:
         repeat=args.repeat,
         stress=args.stress,
         durations=pathlib.Path(args.durations) if args.durations else None,
+        shard=args.shard,
     )
     problems = api.problems(config)
     if config.collect_only and not problems:
@@ -291,6 +292,22 @@ def _diff(args: argparse.Namespace) -> int:
     return 1 if outcome.differences else 0
 
 
+def _report_merge(args: argparse.Namespace) -> int:
+    try:
+        outcome = api.merge_reports(api.MergeConfig(args.shards, pathlib.Path(args.reports), args.run_id))
+    except merge.MergeError as err:
+        print(f"vck report merge: {err}", file=sys.stderr)
+        return 2
+    meta = outcome.run.metadata
+    overall = score.tally(outcome.run.scenarios)
+    print(f"{'CERTIFIED' if outcome.certified else 'NOT CERTIFIED'}: {meta.implementation} on {meta.backend}, {len(args.shards)} shards merged")
+    if meta.interrupted:
+        print(f"  incomplete: {meta.interrupted}")
+    print(f"  passed {overall.passed}, failed {overall.failed}, not claimed {overall.not_claimed}, error {overall.error}; MUST {overall.must_passed}/{overall.must_claimed}")
+    print(f"reports: {outcome.folder}/index.html, report.json, junit.xml")
+    return 0 if outcome.certified else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vck", description="The Volcano conformance kit.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -316,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--durations", default=None, help="an earlier run's report.json: the scenarios it shows as long start first (default: the last whole run's under --reports, else reports/reference's)")
     run.add_argument("--repeat", type=int, default=1, help="run every selected scenario N times, interleaved and spread over the workers; a scenario whose attempts end differently is FLAKY and the run is not certified (docs/flakes.md)")
     run.add_argument("--stress", type=int, default=0, help="keep N busy CPU processes running beside the run, for all of it: hunt flakes that need a busy machine (docs/flakes.md)")
+    run.add_argument("--shard", default=None, help="K/N: run only a stable 1/N of the selection (balanced by --durations when given), for CI jobs side by side; `vck report merge` makes one run of the shards")
     run.set_defaults(func=_run)
 
     mat = sub.add_parser("matrix", help="the same scenarios against several implementations (Volcano releases, the reference), one report side by side")
@@ -339,6 +357,14 @@ def build_parser() -> argparse.ArgumentParser:
     dif.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where run ids are looked up and the page goes")
     dif.add_argument("--out", default=None, help="the page's path (default: <reports>/diff-<A>-vs-<B>.html)")
     dif.set_defaults(func=_diff)
+
+    rep = sub.add_parser("report", help="work on written reports")
+    rsub = rep.add_subparsers(dest="report_command", required=True)
+    rmerge = rsub.add_parser("merge", help="one run made of the shards of one (`vck run --shard K/N`): certified only when every shard ran whole and the union certifies (exit 0 certified, 1 not, 2 not the shards of one run)")
+    rmerge.add_argument("shards", nargs="+", help="each shard's report.json, run folder, or run id under --reports")
+    rmerge.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where run ids are looked up and the merged run's folder goes")
+    rmerge.add_argument("--run-id", default=None, help="the merged run's folder name (default: merged-<time>)")
+    rmerge.set_defaults(func=_report_merge)
 
     lst = sub.add_parser("list", help="the scenarios, with suite, level and cites")
     lst.add_argument("paths", nargs="*")

@@ -17,7 +17,7 @@ import json
 import pathlib
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from conformance import data, parallel
+from conformance import data, parallel, shards
 from conformance.cluster import base
 from conformance.toolchain import versions
 
@@ -125,8 +125,12 @@ class RunConfig:
     # An earlier run's report.json whose long scenarios start first (None: the last whole run's
     # under `reports`).
     durations: pathlib.Path | None = option(None, "--vck-durations", "an earlier run's report.json: scenarios it shows as long run first", "path")
+    # `K/N`: only a stable 1/N of the selection (conformance/shards.py), balanced by the
+    # durations above when there are some; `vck report merge` makes one report of the shards.
+    shard: str | None = option(None, "--vck-shard", "K/N: run a stable 1/N of the selection")
     # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    _shard_durations: dict[str, float] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     # --- validation -------------------------------------------------------------------------------
     def validate(self) -> list[str]:
@@ -162,6 +166,11 @@ class RunConfig:
             problems.append(f"--repeat {self.repeat}: must be at least 1")
         if self.stress < 0:
             problems.append(f"--stress {self.stress}: must be 0 or more")
+        if self.shard is not None:
+            try:
+                shards.parse(self.shard)
+            except ValueError as err:
+                problems.append(str(err))
         if self.backend.name == "existing" and str(self.jobs) not in (parallel.AUTO, "1"):
             # Each worker would shape the one cluster's nodes for its own scenario.
             problems.append(f"--jobs {self.jobs}: an existing cluster is shared, and each scenario shapes its nodes: use --jobs 1 (auto is 1 there)")
@@ -196,11 +205,33 @@ class RunConfig:
                 warnings.setdefault(problem.file, []).append(problem)
         return {sc.path.resolve(): (sc, warnings.get(str(sc.path), [])) for sc in self.selected()}
 
-    def selected(self) -> list[models.Scenario]:
+    def _in_suites(self) -> list[models.Scenario]:
         found = self.selected_or_empty()
-        if self.suites:
-            found = [sc for sc in found if sc.suite in self.suites]
+        return [sc for sc in found if sc.suite in self.suites] if self.suites else found
+
+    def selected(self) -> list[models.Scenario]:
+        found = self._in_suites()
+        if self.shard:
+            found = shards.pick(found, lambda sc: sc.id, shards.parse(self.shard), self.shard_durations())
         return found
+
+    def shard_durations(self) -> dict[str, float]:
+        """The durations a `--shard` split balances: `--durations` only, never a folder's last
+        run, so every shard of one CI run, on whatever machine, cuts the same split."""
+        if self.durations is None:
+            return {}
+        if self._shard_durations is None:
+            from conformance.report import json_report
+
+            self._shard_durations = json_report.durations(self.durations)
+        return self._shard_durations
+
+    def shard_plan(self) -> str:
+        """The digest of the whole split this shard belongs to ("" without --shard)."""
+        if not self.shard:
+            return ""
+        found = self._in_suites()
+        return shards.plan([sc.id for sc in found], shards.parse(self.shard).count, self.shard_durations(), self.keyword)
 
     def selected_paths(self) -> list[str]:
         return sorted(str(sc.path) for sc in self.selected())

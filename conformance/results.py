@@ -128,6 +128,10 @@ class RunMetadata:
     # implementation's `build`) and, per worker, `<worker> cluster` and `<worker> implementation`
     # (its first start). Never charged to a scenario.
     setup_s: dict[str, float] = dataclasses.field(default_factory=dict)
+    # `--shard K/N`: which part of the selection this run judged ("" for the whole of it).
+    shard: str = ""
+    # The digest of the whole split (conformance/shards.plan): shards of one run share it.
+    shard_plan: str = ""
 
     @property
     def complete(self) -> bool:

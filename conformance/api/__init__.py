@@ -7,6 +7,7 @@
     cluster_up/down/status(ClusterConfig)   list_clusters()   prune_clusters(PruneConfig)
     install_toolchain(ToolchainConfig)      toolchain_status()
     kind_image(KindImageConfig)     bench_scheduler(bench.BenchConfig)   diff_runs(DiffConfig)
+    merge_reports(MergeConfig)      the shards of one run (`vck run --shard K/N`) as one run
 
 The run's configuration (`RunConfig`, composed of a `BackendConfig`) is declared and validated in
 conformance/config.py. `vck` (cli.py) only parses flags, calls one of these and prints what it
@@ -49,11 +50,14 @@ from conformance.api.tools import (
     DiffConfig,
     DiffOutcome,
     KindImageConfig,
+    MergeConfig,
+    MergeOutcome,
     ToolchainConfig,
     bench_scheduler,
     diff_runs,
     install_toolchain,
     kind_image,
+    merge_reports,
     toolchain_status,
 )
 from conformance.config import (
@@ -66,7 +70,7 @@ from conformance.config import (
 
 __all__ = [
     "BackendConfig", "ClusterConfig", "ClusterInfo", "DEFAULT_REPORTS", "DEFAULT_SCENARIOS", "DiffConfig", "DiffOutcome", "KIT_VERSION",
-    "KindImageConfig", "ListConfig", "MatrixConfig", "MatrixOutcome", "run_matrix", "NewConfig", "PruneConfig", "RunConfig", "RunOutcome", "ToolchainConfig", "ValidateConfig",
+    "KindImageConfig", "ListConfig", "MatrixConfig", "MatrixOutcome", "MergeConfig", "MergeOutcome", "merge_reports", "run_matrix", "NewConfig", "PruneConfig", "RunConfig", "RunOutcome", "ToolchainConfig", "ValidateConfig",
     "WrittenRun", "bench_scheduler", "cluster_down", "cluster_status", "cluster_up", "diff_runs", "install_toolchain", "keyword_problems",
     "kind_image", "list_clusters", "list_scenarios", "new_run_id", "new_scenario", "preflight", "problems", "prune_clusters", "pytest_args",
     "run", "toolchain_status", "validate_scenarios", "write",

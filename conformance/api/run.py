@@ -21,7 +21,7 @@ from typing import Callable
 import pytest
 
 from conformance import config as run_config
-from conformance import data, interrupts, results, stress
+from conformance import data, interrupts, results, shards, stress
 from conformance.api import bridge, clusters
 from conformance.cluster import owners
 from conformance.impl import registry as impl_registry
@@ -87,6 +87,9 @@ def keyword_problems(config: run_config.RunConfig) -> list[str]:
     said = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(said):
         code = pytest.main(pytest_args(config, collect_only=True), plugins=[collector])
+    if code == pytest.ExitCode.INTERRUPTED or interrupts.RECORD.received is not None:
+        # A signal during the collection (pytest caught it): the run is interrupted, not empty.
+        raise KeyboardInterrupt(interrupts.RECORD.describe())
     if code == pytest.ExitCode.USAGE_ERROR:
         found = re.search(r"Wrong expression passed to '-k': (.*)", said.getvalue())
         why = found.group(1).split(": ", 1)[-1].strip() if found else said.getvalue().strip().splitlines()[-1:]
@@ -229,6 +232,8 @@ def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected
         repeat=config.repeat,
         stress=config.stress,
         setup_s=dict(collected.setup_s),
+        shard=str(shards.parse(config.shard)) if config.shard else "",
+        shard_plan=config.shard_plan(),
     )
     combined = attempts.combine(collected.results)
     run_result = results.RunResult(meta, tuple(sorted(combined, key=lambda r: (r.suite, r.id))))

@@ -4,16 +4,18 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import pathlib
 import sys
 from typing import Callable, Sequence
 
 from conformance import config as run_config
+from conformance import results
 from conformance.bench import figures as bench_figures
 from conformance.bench import scheduler as bench
 from conformance.cluster import docker
 from conformance.cluster import kind_image as node_image
-from conformance.report import diff
+from conformance.report import diff, merge, score, writer
 from conformance.toolchain import install, versions
 
 
@@ -89,3 +91,34 @@ def diff_runs(config: DiffConfig) -> DiffOutcome:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(diff.render(run_a, run_b, found), encoding="utf-8")
     return DiffOutcome(diff.text_table(run_a, run_b, found), out, len(found))
+
+
+@dataclasses.dataclass
+class MergeConfig:
+    # The shards' reports: each a report.json, a run folder, or a run id under `reports`.
+    shards: Sequence[str]
+    reports: pathlib.Path = run_config.DEFAULT_REPORTS
+    # The merged run's folder name (None: merged-<time>).
+    run_id: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class MergeOutcome:
+    folder: pathlib.Path
+    run: results.RunResult
+    certified: bool
+
+
+def merge_reports(config: MergeConfig) -> MergeOutcome:
+    """One run made of the shards of one (`vck run --shard K/N`), its three reports written
+    (merge.MergeError: reports that are not the shards of one run, or cannot be read). `latest`
+    follows the merged run when it is whole."""
+    reports_root = pathlib.Path(config.reports)
+    try:
+        runs = [diff.read(ref, reports_root) for ref in config.shards]
+    except diff.DiffError as err:
+        raise merge.MergeError(str(err)) from err
+    run_id = config.run_id or "merged-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    merged = merge.merge(runs, run_id, command="vck report merge " + " ".join(config.shards))
+    folder = writer.write_all(merged, reports_root)
+    return MergeOutcome(folder, merged, score.certified(merged))

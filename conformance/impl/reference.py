@@ -147,7 +147,10 @@ class Reference(three_parts.ThreeParts):
         disabled = ",".join(b for b in self.broken if b in CONTROLLER_FEATURES)
         args = ["-m", "reference_scheduler.controllers", "--kubeconfig", str(self._kubeconfig(cluster)), "--scheduler-name", SCHEDULER_NAME, "--disable", disabled]
         if self.chaos_seed is not None:
-            args = ["-m", "conformance.impl.chaos", "--seed", str(self.chaos_seed), "--", sys.executable, *args]
+            # Each life at least 2 s after ready: on a loaded machine a restarted controller's first
+            # two passes (a plain sync, then the policies) take over a second, and lives shorter
+            # than that would let no delayed action through at all, restart-safe or not.
+            args = ["-m", "conformance.impl.chaos", "--seed", str(self.chaos_seed), "--min-s", "2", "--max-s", "5", "--", sys.executable, *args]
         return args
 
     def _scheduler_args(self, cluster: base.ClusterHandle, conf_path: pathlib.Path) -> list[str]:

@@ -12,12 +12,13 @@ from conformance.report import html, json_report, junit
 
 
 def write_all(run: results.RunResult, reports_root: pathlib.Path) -> pathlib.Path:
+    """The three reports in `reports_root/<run id>`; `latest` follows a whole run (not a shard)."""
     folder = reports_root / run.metadata.run_id
     folder.mkdir(parents=True, exist_ok=True)
     json_report.write(run, folder / "report.json")
     junit.write(run, folder / "junit.xml")
     html.write(run, folder / "index.html")
-    if run.metadata.complete:
+    if run.metadata.complete and not run.metadata.shard:
         _point_latest(reports_root, run.metadata.run_id)
     return folder
 

@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test check lint venv toolchain browser docker clean-venv
 
-$(STAMP): pyproject.toml
+# The kit's ranges (pyproject.toml) at the exact versions of constraints.txt: reproducible runs.
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 venv: $(STAMP)

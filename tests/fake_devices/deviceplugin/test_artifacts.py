@@ -58,9 +58,10 @@ def test_daemonset_mounts_the_kubelet_device_plugin_dir() -> None:
     assert "-t vck-fake-device-plugin:dev" in (DEPLOY / "Dockerfile").read_text()
 
 
-def test_image_pins_match_pyproject() -> None:
-    dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    pinned = dict(d.split("==") for d in dependencies)
+def test_image_pins_match_the_constraints() -> None:
+    """The image installs the exact versions the kit's own runs use (constraints.txt)."""
+    lines = [line.split("#", 1)[0].strip() for line in (REPO / "constraints.txt").read_text().splitlines()]
+    pinned = dict(line.split("==") for line in lines if line)
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     installed = dict(re.findall(r"\b(grpcio|protobuf)==([\w.]+)", dockerfile))
     assert installed == {"grpcio": pinned["grpcio"], "protobuf": pinned["protobuf"]}

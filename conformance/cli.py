@@ -166,23 +166,28 @@ def _run(args: argparse.Namespace) -> int:
         else:
             print(f"vck run: no report was written (pytest exited {outcome.pytest_exit}); see the output above", file=sys.stderr)
         return 2
-    overall = score.tally(outcome.run.scenarios)
-    percent = f"{overall.score * 100:.0f}%" if overall.score is not None else "n/a"
     print()
-    print(f"{'CERTIFIED' if outcome.certified else 'NOT CERTIFIED'}: {outcome.run.metadata.implementation} on {outcome.run.metadata.backend}")
-    flaky = f", FLAKY {overall.flaky}" if overall.flaky else ""
-    elsewhere = f", not applicable {overall.not_applicable}" if overall.not_applicable else ""
-    print(f"  passed {overall.passed}, failed {overall.failed}{flaky}, not claimed {overall.not_claimed}{elsewhere}, error {overall.error}; "
-          f"MUST {overall.must_passed}/{overall.must_claimed}; score {percent}; wall time {outcome.run.metadata.wall_time_s:.0f}s")
-    for suite, tally in score.by_suite(outcome.run).items():
-        print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + (f", failed {tally.failed}" if tally.failed else "") + (f", FLAKY {tally.flaky}" if tally.flaky else "") + (f", error {tally.error}" if tally.error else ""))
-    for sc in outcome.run.scenarios:
-        if sc.status is results.Status.FLAKY:
-            print(f"  FLAKY [{sc.level.value}] {sc.suite}/{sc.id}: {attempts.attempts_text(sc)}")
+    _print_verdict(outcome.run, outcome.certified)
     if args.verbose:
         print(timing.text(outcome.run))
     print(f"reports: {outcome.report_dir}/index.html, report.json, junit.xml")
     return 0 if outcome.certified else 1
+
+
+def _print_verdict(run: results.RunResult, certified: bool, headline: str = "") -> None:
+    """The run's verdict, its tally, each suite's, and every FLAKY scenario's attempts."""
+    overall = score.tally(run.scenarios)
+    percent = f"{overall.score * 100:.0f}%" if overall.score is not None else "n/a"
+    print(f"{'CERTIFIED' if certified else 'NOT CERTIFIED'}: {run.metadata.implementation} on {run.metadata.backend}{headline}")
+    flaky = f", FLAKY {overall.flaky}" if overall.flaky else ""
+    elsewhere = f", not applicable {overall.not_applicable}" if overall.not_applicable else ""
+    print(f"  passed {overall.passed}, failed {overall.failed}{flaky}, not claimed {overall.not_claimed}{elsewhere}, error {overall.error}; "
+          f"MUST {overall.must_passed}/{overall.must_claimed}; score {percent}; wall time {run.metadata.wall_time_s:.0f}s")
+    for suite, tally in score.by_suite(run).items():
+        print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + (f", failed {tally.failed}" if tally.failed else "") + (f", FLAKY {tally.flaky}" if tally.flaky else "") + (f", error {tally.error}" if tally.error else ""))
+    for sc in run.scenarios:
+        if sc.status is results.Status.FLAKY:
+            print(f"  FLAKY [{sc.level.value}] {sc.suite}/{sc.id}: {attempts.attempts_text(sc)}")
 
 
 def _matrix(args: argparse.Namespace) -> int:
@@ -298,12 +303,9 @@ def _report_merge(args: argparse.Namespace) -> int:
     except merge.MergeError as err:
         print(f"vck report merge: {err}", file=sys.stderr)
         return 2
-    meta = outcome.run.metadata
-    overall = score.tally(outcome.run.scenarios)
-    print(f"{'CERTIFIED' if outcome.certified else 'NOT CERTIFIED'}: {meta.implementation} on {meta.backend}, {len(args.shards)} shards merged")
-    if meta.interrupted:
-        print(f"  incomplete: {meta.interrupted}")
-    print(f"  passed {overall.passed}, failed {overall.failed}, not claimed {overall.not_claimed}, error {overall.error}; MUST {overall.must_passed}/{overall.must_claimed}")
+    _print_verdict(outcome.run, outcome.certified, f", {len(args.shards)} shards merged")
+    if outcome.run.metadata.interrupted:
+        print(f"  incomplete: {outcome.run.metadata.interrupted}")
     print(f"reports: {outcome.folder}/index.html, report.json, junit.xml")
     return 0 if outcome.certified else 1
 

@@ -21,6 +21,18 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 BROKEN_TIME_SCALE = "0.35"
 
 
+def constraint_pins() -> dict[str, str]:
+    """constraints.txt as {normalised package name: exact version} (what `make` installs)."""
+    pins = {}
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt: {line!r} is not an exact pin"
+            pins[name.lower().replace("_", "-")] = version
+    return pins
+
+
 def vck_run(tmp_path: pathlib.Path, *args: str, env: dict[str, str] | None = None, timeout_s: float = 1500) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """`vck run ARGS` with reports under tmp_path/reports/run; the process and the parsed report.
     One worker unless ARGS say otherwise: the test suite runs several of these side by side."""

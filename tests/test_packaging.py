@@ -24,19 +24,8 @@ def _requirements() -> list[Requirement]:
     return [Requirement(text) for text in project["dependencies"] + project["optional-dependencies"]["test"]]
 
 
-def _pins() -> dict[str, str]:
-    pins = {}
-    for line in (suite_runs.REPO / "constraints.txt").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, _, version = line.partition("==")
-            assert version, f"constraints.txt: {line!r} is not an exact pin"
-            pins[name.lower().replace("_", "-")] = version
-    return pins
-
-
 def test_dependencies_are_ranges_and_constraints_pin_each_inside_its_range() -> None:
-    pins = _pins()
+    pins = suite_runs.constraint_pins()
     for req in _requirements():
         assert not any(spec.operator in ("==", "===") for spec in req.specifier), f"{req}: an exact pin forces the user's environment; a range belongs in pyproject.toml"
         name = req.name.lower().replace("_", "-")

@@ -86,10 +86,7 @@ def keyword_problems(config: run_config.RunConfig) -> list[str]:
     collector = bridge.RunCollector(spec, config.preloaded())
     said = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(said):
-        code = pytest.main(pytest_args(config, collect_only=True), plugins=[collector])
-    if code == pytest.ExitCode.INTERRUPTED or interrupts.RECORD.received is not None:
-        # A signal during the collection (pytest caught it): the run is interrupted, not empty.
-        raise KeyboardInterrupt(interrupts.RECORD.describe())
+        code = _collect(pytest_args(config, collect_only=True), collector)
     if code == pytest.ExitCode.USAGE_ERROR:
         found = re.search(r"Wrong expression passed to '-k': (.*)", said.getvalue())
         why = found.group(1).split(": ", 1)[-1].strip() if found else said.getvalue().strip().splitlines()[-1:]
@@ -97,6 +94,15 @@ def keyword_problems(config: run_config.RunConfig) -> list[str]:
     if not collector.selected_count:
         return [f"no scenario matches -k {config.keyword!r}"]
     return []
+
+
+def _collect(args: list[str], collector: bridge.RunCollector) -> int:
+    """A pytest pass that only collects. pytest catches a signal's KeyboardInterrupt and ends
+    the pass as INTERRUPTED: raised again here, so the run ends as interrupted, not as empty."""
+    code = int(pytest.main(args, plugins=[collector]))
+    if code == pytest.ExitCode.INTERRUPTED or interrupts.RECORD.received is not None:
+        raise KeyboardInterrupt(interrupts.RECORD.describe())
+    return code
 
 
 def pytest_args(config: run_config.RunConfig, collect_only: bool = False) -> list[str]:
@@ -145,7 +151,7 @@ def run(config: run_config.RunConfig, progress: Callable[[str], None] = _stderr)
     spec = bridge.RunSpec.of(config, run_id, progress=True)
     collector = bridge.RunCollector(spec, config.preloaded())
     if config.collect_only:
-        return RunOutcome(run_id, None, None, False, int(pytest.main(pytest_args(config), plugins=[collector])))
+        return RunOutcome(run_id, None, None, False, _collect(pytest_args(config), collector))
     if config.timeout_s is not None:
         interrupts.RECORD.arm_deadline(config.timeout_s)
     setup_s: dict[str, float] = {}

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import pathlib
 import sys
 from typing import Callable, Sequence
 
 from conformance import config as run_config
 from conformance import results
+from conformance.api import run as api_run
 from conformance.bench import figures as bench_figures
 from conformance.bench import scheduler as bench
 from conformance.cluster import docker
@@ -118,7 +118,7 @@ def merge_reports(config: MergeConfig) -> MergeOutcome:
         runs = [diff.read(ref, reports_root) for ref in config.shards]
     except diff.DiffError as err:
         raise merge.MergeError(str(err)) from err
-    run_id = config.run_id or "merged-" + datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_id = config.run_id or "merged-" + api_run.new_run_id()
     merged = merge.merge(runs, run_id, command="vck report merge " + " ".join(config.shards))
     folder = writer.write_all(merged, reports_root)
     return MergeOutcome(folder, merged, score.certified(merged))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from conformance import results
+from conformance import results, shards
 
 
 class MergeError(ValueError):
@@ -23,16 +23,16 @@ def _shard(run: results.RunResult) -> tuple[int, int]:
     text = run.metadata.shard
     if not text:
         raise MergeError(f"run {run.metadata.run_id} is not a shard (it ran the whole selection): nothing to merge it with")
-    index, count = (int(part) for part in text.split("/"))
-    return index, count
+    found = shards.parse(text)
+    return found.index, found.count
 
 
 def merge(runs: Sequence[results.RunResult], run_id: str, command: str = "vck report merge") -> results.RunResult:
     if not runs:
         raise MergeError("no report to merge")
     first = runs[0].metadata
-    shards = [_shard(run) for run in runs]
-    counts = {count for _, count in shards}
+    parts = [_shard(run) for run in runs]
+    counts = {count for _, count in parts}
     if len(counts) > 1:
         raise MergeError(f"the reports split their runs differently ({', '.join(sorted(f'1/{c}' for c in counts))}...): they are not the shards of one run")
     for run in runs:
@@ -43,7 +43,7 @@ def merge(runs: Sequence[results.RunResult], run_id: str, command: str = "vck re
     if len(plans) > 1:
         raise MergeError("the shards were cut from different splits (another selection, -k or --durations): their union is not one run's selection")
     seen: dict[int, str] = {}
-    for (index, _), run in zip(shards, runs, strict=True):
+    for (index, _), run in zip(parts, runs, strict=True):
         if index in seen:
             raise MergeError(f"shard {index} is given twice (runs {seen[index]} and {run.metadata.run_id})")
         seen[index] = run.metadata.run_id

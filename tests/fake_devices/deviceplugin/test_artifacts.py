@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import pathlib
 import re
-import tomllib
 
 import pytest
 import yaml
 
 from fake_devices.deviceplugin import cli, devices, generate
+from tests import suite_runs
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 DEPLOY = REPO / "fake_devices" / "deviceplugin" / "deploy"
@@ -60,8 +60,7 @@ def test_daemonset_mounts_the_kubelet_device_plugin_dir() -> None:
 
 def test_image_pins_match_the_constraints() -> None:
     """The image installs the exact versions the kit's own runs use (constraints.txt)."""
-    lines = [line.split("#", 1)[0].strip() for line in (REPO / "constraints.txt").read_text().splitlines()]
-    pinned = dict(line.split("==") for line in lines if line)
+    pinned = suite_runs.constraint_pins()
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     installed = dict(re.findall(r"\b(grpcio|protobuf)==([\w.]+)", dockerfile))
     assert installed == {"grpcio": pinned["grpcio"], "protobuf": pinned["protobuf"]}

@@ -49,8 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     kill_on = re.compile(args.kill_on) if args.kill_on else None
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    def on_stop(*_: object) -> None:
+        # Not `stop.set()` here: the handler runs on the main thread, which may be inside
+        # `stop.wait()` holding the very lock set() takes. A short-lived thread sets it.
+        threading.Thread(target=stop.set, name="chaos-stop", daemon=True).start()
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
     # SIGHUP is the child's (the reference scheduler reads its conf again): pass it on.
     current: list[subprocess.Popen[str]] = []
 

@@ -86,10 +86,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     done = threading.Event()
+    received: list[signal.Signals] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        logger.info("received %s: shutting down", signal.Signals(signum).name)
-        done.set()
+        # A handler runs on the main thread between two bytecodes, possibly while that thread
+        # holds the lock `done.set()` needs (inside `done.wait()`): setting it here could deadlock
+        # the shutdown. A short-lived thread sets it; the main thread logs once it wakes.
+        received.append(signal.Signals(signum))
+        threading.Thread(target=done.set, name=f"signal-{signum}", daemon=True).start()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -116,7 +120,12 @@ def main(argv: list[str] | None = None) -> int:
 
     threading.Thread(target=on_failure, name="deviceplugin-failed", daemon=True).start()
     try:
-        done.wait()
+        # In slices: a signal the kernel hands to one of gRPC's threads only flags the main
+        # thread, whose handler then runs at its next wake-up, not while it blocks for good.
+        while not done.wait(0.5):
+            pass
+        if received:
+            logger.info("received %s: shutting down", received[0].name)
     finally:
         device_plugin.stop()
     if device_plugin.failure is not None:

@@ -385,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     toolchain = sub.add_parser("toolchain", help="the pinned Kubernetes binaries the embedded cluster runs on")
     tsub = toolchain.add_subparsers(dest="toolchain_command", required=True)
     tinstall = tsub.add_parser("install", help="put every pinned component into the cache (cache, then release download, then go build)")
-    tinstall.add_argument("components", nargs="*", help="only these components (default: all)")
+    tinstall.add_argument("components", nargs="*", help="only these components (default: all); `helm` too, which only --impl volcano-helm needs")
     tinstall.add_argument("--source", choices=install.SOURCES, default="auto", help="auto: release download, falling back to go build (default)")
     tinstall.add_argument("--kube-version", default=None, help=f"Kubernetes at this release, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default {versions.KUBERNETES_VERSION})")
     tinstall.set_defaults(func=_toolchain_install)

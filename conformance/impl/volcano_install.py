@@ -325,7 +325,7 @@ def run_command(argv: Sequence[str], stdin: str | None) -> None:
 
 
 def toolchain_binary(name: str) -> str:
-    """kind or kubectl from the kit's toolchain (built from Go modules where not downloaded)."""
+    """kind, kubectl or helm from the kit's toolchain (built from Go modules where not downloaded)."""
     try:
         return str(install.binary(name))
     except errors.ToolchainError as err:
@@ -346,7 +346,7 @@ class VolcanoInstalled:
         runner: Callable[[Sequence[str], str | None], None],
         kubectl: str | None = None,
         kind: str | None = None,
-        helm: str = "helm",
+        helm: str | None = None,
         build_images: Callable[[str], Images] | None = None,
     ) -> None:
         self.spec = spec
@@ -435,7 +435,7 @@ class VolcanoInstalled:
             with tempfile.TemporaryDirectory(prefix="vck-volcano-") as tmp:
                 values = pathlib.Path(tmp) / "values.yaml"
                 values.write_text(yaml.safe_dump(helm_values(self.spec, images, conf, cluster.node_selector), sort_keys=False))
-                self._run(helm_command(self.spec, source, str(values), kubeconfig, context, self._helm), None)
+                self._run(helm_command(self.spec, source, str(values), kubeconfig, context, self._helm or toolchain_binary("helm")), None)
             # The chart has no value for the scheduler's --node-selector nor its strategy.
             live = api.sanitize_for_serialization(apps.read_namespaced_deployment(self.spec.scheduler_deployment, self.spec.namespace))
             if adapt_scheduler(live, cluster.node_selector):

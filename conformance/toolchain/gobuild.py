@@ -189,6 +189,12 @@ def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib
         gomod = f"module vck.local/toolchain/{recipe}\n\ngo 1.24.0\n\nrequire {module} {version}\n"
         (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))
         ldflags = "-s -w"
+    elif recipe == "helm":
+        gomod = f"module vck.local/toolchain/helm\n\ngo 1.24.0\n\nrequire {versions.HELM_MODULE} {versions.HELM_VERSION}\n"
+        (workdir / "tools.go").write_text(_tools_file([versions.helm_component().package]))
+        # As helm's Makefile stamps a release (internal/version: version, gitTreeState).
+        pkg = f"{versions.HELM_MODULE}/internal/version"
+        ldflags = f"-s -w -X {pkg}.version={versions.HELM_VERSION} -X {pkg}.gitTreeState=clean"
     elif recipe == "kwok":
         gomod = f"module vck.local/toolchain/kwok\n\ngo 1.24.0\n\nrequire sigs.k8s.io/kwok {versions.KWOK_VERSION}\n"
         (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))

@@ -108,7 +108,12 @@ def install(
     kube: str = versions.KUBERNETES_VERSION,
 ) -> dict[str, Resolved]:
     """Make every named component (all when empty) present in the cache, Kubernetes' at `kube`;
-    return where each is."""
+    return where each is. `helm` may be named too (never part of "all": only `--impl
+    volcano-helm` needs it); it installs under kind's lock."""
+    if "helm" in names:
+        rest = [n for n in names if n != "helm"]
+        found = install_components([versions.helm_component()], source, root, progress, lock=KIND_LOCK)
+        return {**found, **(install(rest, source, root, progress, kube) if rest else {})}
     wanted = [versions.component(n, kube) for n in names] if names else list(versions.components(kube))
     # Another Kubernetes release builds under a lock of its own: the default release's cluster
     # starts never wait for it.
@@ -121,9 +126,9 @@ KIND_LOCK = "kind-build.lock"
 
 
 def binary(name: str, progress: Progress = _stderr) -> pathlib.Path:
-    """One component's binary, made present: kind's under their own lock, the others under the
-    toolchain's."""
-    kind = [c for c in versions.kind_components() if c.name == name]
+    """One component's binary, made present: kind's and helm under their own lock, the others
+    under the toolchain's."""
+    kind = [c for c in (*versions.kind_components(), versions.helm_component()) if c.name == name]
     if kind:
         return install_components(kind, progress=progress, lock=KIND_LOCK)[name].path
     return install_components([versions.component(name)], progress=progress)[name].path

@@ -203,6 +203,28 @@ def kind_components() -> tuple[Component, ...]:
     return (kind, *node, coredns)
 
 
+# helm, for `--impl volcano-helm` only (never part of the cluster toolchain): the release whose
+# Kubernetes libraries are v1.33's, as the cluster's, so its build shares Go's module downloads.
+HELM_VERSION = "v3.18.4"
+HELM_MODULE = "helm.sh/helm/v3"
+
+
+def helm_component() -> Component:
+    """helm: the release download where reachable, else built from its Go module like kwokctl."""
+    return Component(
+        name="helm",
+        version=HELM_VERSION,
+        release_url="https://get.helm.sh/helm-{version}-linux-{arch}.tar.gz",
+        release_member="linux-{arch}/helm",
+        release_sha256_url="https://get.helm.sh/helm-{version}-linux-{arch}.tar.gz.sha256sum",
+        recipe="helm",
+        package=f"{HELM_MODULE}/cmd/helm",
+        # `helm version --short` prints `v3.18.4+g<commit>` (the recipe stamps the version).
+        version_marker=HELM_VERSION,
+        version_args=("version", "--short"),
+    )
+
+
 def volcano_components(version: str = VOLCANO_VERSION) -> tuple[Component, ...]:
     """vc-scheduler, vc-controller-manager and vc-webhook-manager of one Volcano release. Volcano
     publishes container images, not binaries: they are only ever built from Go modules."""

@@ -308,3 +308,42 @@ def test_waiting_for_another_installer_is_said(tmp_path: pathlib.Path) -> None:
         fcntl.flock(held, fcntl.LOCK_UN)
     waiter.join(30)
     assert entered.is_set() and "finished after" in said[-1], said
+
+
+HELM_LINE = f"{versions.HELM_VERSION}+g0000000"
+
+
+def test_helm_comes_from_its_release_download_with_the_published_checksum(site: ReleaseSite, root: pathlib.Path, monkeypatch: pytest.MonkeyPatch, path_without_go: str) -> None:
+    """helm (for `--impl volcano-helm`) is resolved like the toolchain: a tarball checked against
+    its `.sha256sum` file ("<hash>  <file>"), its member unpacked, its version command checked."""
+    comp = versions.helm_component()
+    arch = install.go_arch()
+    payload = _script(HELM_LINE)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo(comp.release_member.format(version=comp.version, arch=arch))
+        info.size, info.mode = len(payload), 0o755
+        tar.addfile(info, io.BytesIO(payload))
+    path = comp.release_url.format(version=comp.version, arch=arch).split("/", 3)[3]
+    site.put(path, buf.getvalue())
+    site.put(path + ".sha256sum", f"{hashlib.sha256(buf.getvalue()).hexdigest()}  helm-{comp.version}-linux-{arch}.tar.gz\n".encode())
+    monkeypatch.setenv("PATH", path_without_go)  # proves nothing is built
+    resolved = install.install_components([comp], root=root, progress=lambda _: None, lock=install.KIND_LOCK)["helm"]
+    assert resolved.via == "release" and resolved.path == cache.binary_path(comp, root)
+    assert HELM_LINE in cache.stamp_path(comp, root).read_text()
+    assert any(p.endswith(".tar.gz.sha256sum") for p in site.requests)
+
+
+def test_helm_is_built_from_its_go_module_stamped_with_its_release(root: pathlib.Path, fake_go: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VCK_RELEASE_SITE", "http://127.0.0.1:9")  # discard port: connection refused
+    monkeypatch.setenv("FAKE_GO_LINES", json.dumps({"helm": HELM_LINE}))
+    # Named to `vck toolchain install` (never among "all": only --impl volcano-helm needs it).
+    assert "helm" not in {c.name for c in versions.COMPONENTS}
+    resolved = install.install(["helm"], source="go", root=root, progress=lambda _: None)["helm"]
+    assert resolved.via == "go"
+    argvs = [c["argv"] for c in _calls(fake_go)]
+    build = next(a for a in argvs if a[0] == "build")
+    assert build[-1] == "helm.sh/helm/v3/cmd/helm"
+    assert f"helm.sh/helm/v3/internal/version.version={versions.HELM_VERSION}" in build[build.index("-ldflags") + 1]
+    gomod = (cache.build_dir("helm", versions.HELM_VERSION, root) / "go.mod").read_text()
+    assert f"require helm.sh/helm/v3 {versions.HELM_VERSION}" in gomod

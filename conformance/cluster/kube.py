@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pathlib
 import time
-from typing import Any, Callable, Iterable, Protocol, Sequence, cast
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import kubernetes
 import urllib3
@@ -16,9 +16,17 @@ import yaml
 
 from conformance.cluster import base, resources
 
+# A scenario's timeline watch, its waits and the webhook checks each hold a connection at once:
+# the client's default pool (10 on two cores) overflowed and warned "Connection pool is full,
+# discarding connection" many times a run.
+POOL_SIZE = 32
+
 
 def client(kubeconfig: pathlib.Path, context: str | None = None) -> kubernetes.client.ApiClient:
-    return cast(kubernetes.client.ApiClient, kubernetes.config.new_client_from_config(config_file=str(kubeconfig), context=context))
+    configuration = kubernetes.client.Configuration()
+    kubernetes.config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
+    configuration.connection_pool_maxsize = POOL_SIZE
+    return kubernetes.client.ApiClient(configuration)
 
 
 class Stored(Protocol):

@@ -363,6 +363,8 @@ class VolcanoInstalled:
         self._conf_key: str | None = None
         self._images: Images | None = spec.images
         self._wait_default_queues = queues.DefaultQueueWait()
+        # Volcano's pod logs, read when the run stops (the cluster may go right after).
+        self._logs_dir: tempfile.TemporaryDirectory[str] | None = None
 
     def capabilities(self) -> frozenset[str]:
         return self._caps
@@ -379,8 +381,45 @@ class VolcanoInstalled:
         return None
 
     def stop(self) -> None:
+        if self._installed_on is not None:
+            self._save_logs(self._installed_on)
         self._installed_on = None
         self._conf_key = None
+
+    def logs(self) -> dict[str, pathlib.Path]:
+        """The log of each of Volcano's pods as it was when the run stopped (a scheduler replaced
+        for a new conf took its earlier lines with it): the report's `logs/<worker>/`."""
+        if self._logs_dir is None:
+            return {}
+        return {f"volcano {path.stem}": path for path in sorted(pathlib.Path(self._logs_dir.name).glob("*.log"))}
+
+    def release(self) -> None:
+        if self._logs_dir is not None:
+            self._logs_dir.cleanup()
+            self._logs_dir = None
+
+    def _save_logs(self, cluster: base.ClusterHandle) -> None:
+        """Read every container log of the release's namespace before the cluster goes; a log that
+        cannot be read says why in its file rather than stopping the run's teardown."""
+        if self._logs_dir is None:
+            self._logs_dir = tempfile.TemporaryDirectory(prefix="vck-volcano-logs-")
+        folder = pathlib.Path(self._logs_dir.name)
+        try:
+            api = kube.client(cluster.kubeconfig, cluster.context)
+            core = kubernetes.client.CoreV1Api(api)
+            pods = api.sanitize_for_serialization(core.list_namespaced_pod(self.spec.namespace, _request_timeout=30))["items"]
+        except (kubernetes.client.ApiException, urllib3.exceptions.HTTPError, OSError) as err:
+            (folder / f"{self.spec.namespace}.log").write_text(f"could not list the pods of {self.spec.namespace}: {err}\n")
+            return
+        for pod in pods:
+            pod_name, containers = pod["metadata"]["name"], [c["name"] for c in pod["spec"]["containers"]]
+            for container in containers:
+                name = pod_name if len(containers) == 1 else f"{pod_name}-{container}"
+                try:
+                    text = core.read_namespaced_pod_log(pod_name, self.spec.namespace, container=container, _request_timeout=30)
+                except (kubernetes.client.ApiException, urllib3.exceptions.HTTPError, OSError) as err:
+                    text = f"could not read the log of {pod_name}/{container}: {err}\n"
+                (folder / f"{name}.log").write_text(text)
 
     def ensure(self, cluster: base.ClusterHandle, scheduler_conf: Mapping[str, Any] | None) -> None:
         conf = dict(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF)

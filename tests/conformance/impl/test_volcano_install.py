@@ -201,3 +201,25 @@ def test_run_command_reports_the_tools_own_words() -> None:
         vi.run_command(["sh", "-c", "echo no such chart >&2; exit 3"], None)
     with pytest.raises(impl_base.ImplementationError, match=r"is it installed and on PATH"):
         vi.run_command(["/nonexistent/helm", "version"], None)
+
+
+@pytest.mark.cluster
+def test_stopping_keeps_every_volcano_pods_log_or_why_it_could_not(vck_cluster: base.ClusterHandle, vck_api: kubernetes.client.ApiClient, vck_namespace: str) -> None:
+    """The run's `logs/<worker>/` gets a file per container of the release's namespace, read when
+    the run stops (before a kind cluster goes). kwok's pods have no container runtime behind them,
+    so each file says why its log could not be read: the run's teardown goes on regardless."""
+    core = kubernetes.client.CoreV1Api(vck_api)
+    node = core.list_node().items[0].metadata.name
+    containers = [{"name": "scheduler", "image": "volcanosh/vc-scheduler:v1"}, {"name": "sidecar", "image": "busybox"}]
+    core.create_namespaced_pod(vck_namespace, {"metadata": {"name": "volcano-scheduler-0"}, "spec": {"nodeName": node, "containers": containers}})
+    core.create_namespaced_pod(vck_namespace, {"metadata": {"name": "volcano-admission-0"}, "spec": {"nodeName": node, "containers": containers[:1]}})
+    impl = vi.VolcanoInstalled(dataclasses.replace(vi.parse("helm", HELM), namespace=vck_namespace), frozenset(), Recorder())
+    assert impl.logs() == {}
+    impl._installed_on = vck_cluster  # as after ensure(): installed on this cluster
+    impl.stop()
+    logs = impl.logs()
+    assert sorted(logs) == ["volcano volcano-admission-0", "volcano volcano-scheduler-0-scheduler", "volcano volcano-scheduler-0-sidecar"]
+    assert "could not read the log of volcano-scheduler-0/sidecar" in logs["volcano volcano-scheduler-0-sidecar"].read_text()
+    folder = logs["volcano volcano-admission-0"].parent
+    impl.release()
+    assert not folder.exists()

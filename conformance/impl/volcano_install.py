@@ -391,7 +391,8 @@ class VolcanoInstalled:
         for a new conf took its earlier lines with it): the report's `logs/<worker>/`."""
         if self._logs_dir is None:
             return {}
-        return {f"volcano {path.stem}": path for path in sorted(pathlib.Path(self._logs_dir.name).glob("*.log"))}
+        # Named by pod (and container): volcano-scheduler-<hash>.log, ...
+        return {path.stem: path for path in sorted(pathlib.Path(self._logs_dir.name).glob("*.log"))}
 
     def release(self) -> None:
         if self._logs_dir is not None:

@@ -5,6 +5,7 @@ cluster reached only by its kubeconfig). Skipped, saying why, where no Docker en
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import signal
@@ -157,5 +158,30 @@ def test_volcano_installed_on_kind_has_its_embedded_verdicts(tmp_path: pathlib.P
     proc, report = vck_run(tmp_path / "kind", "--backend", "kind", "--impl", "volcano-manifests", "--suite", suites, "--jobs", "2")
     assert (report["run"]["backend"], report["run"]["implementation"], report["run"]["versions"]["volcano"]) == ("kind", "volcano-manifests", versions.VOLCANO_VERSION), report["run"]
     assert report["scenarios"] and all(s["status"] not in ("error", "not_run") for s in report["scenarios"]), explain(report) + proc.stderr[-3000:]
+    _, embedded = vck_run(tmp_path / "embedded", "--impl", "volcano", "--suite", suites, "--jobs", "2")
+    assert verdicts(report) == verdicts(embedded), f"kind:\n{explain(report)}\nembedded:\n{explain(embedded)}"
+
+
+@pytest.mark.skipif(os.environ.get("VCK_TEST_VOLCANO") != "1", reason="builds real Volcano from Go modules (minutes): set VCK_TEST_VOLCANO=1 to run")
+def test_the_ci_recipe_certifies_volcano_from_its_chart_with_the_embedded_verdicts(tmp_path: pathlib.Path, engine: docker.Engine) -> None:
+    """ci/certify-on-kind.sh end to end, offline: the pinned release's images built here from its
+    binaries, its own chart installed with the kit's helm (post-install steps included), the suites
+    scored on kind in two shards merged; the verdicts are the embedded run's of the same build, and
+    each Volcano pod's log is kept beside the report."""
+    vck = tmp_path / "vck"
+    vck.write_text(f"#!/bin/sh\ncd {REPO} && exec {sys.executable} -m conformance.cli \"$@\"\n")
+    vck.chmod(0o755)
+    suites = ",".join(VOLCANO_SUITES)
+    reports = tmp_path / "reports"
+    env = {**os.environ, "VCK": str(vck), "VCK_SUITES": suites, "VCK_REPORTS": str(reports), "VCK_STATE_DIR": str(tmp_path / "state")}
+    for shard in ("1/2", "2/2"):
+        proc = subprocess.run(["bash", str(REPO / "ci" / "certify-on-kind.sh")], env={**env, "VCK_SHARD": shard}, capture_output=True, text=True, timeout=3000, stdin=subprocess.DEVNULL)
+        assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-2000:]
+        assert list((reports / f"certify-{shard.replace('/', '-of-')}" / "logs").glob("*/volcano-scheduler-*.log")), "Volcano's pod logs are kept"
+    merged = subprocess.run([str(vck), "report", "merge", *map(str, sorted(reports.glob("certify-*-of-2"))), "--reports", str(reports), "--run-id", "merged"], capture_output=True, text=True, timeout=120)
+    assert merged.returncode in (0, 1), merged.stdout + merged.stderr
+    report = json.loads((reports / "merged" / "report.json").read_text())
+    assert (report["run"]["backend"], report["run"]["implementation"]) == ("kind", "volcano-helm"), report["run"]
+    assert report["scenarios"] and all(s["status"] not in ("error", "not_run") for s in report["scenarios"]), explain(report)
     _, embedded = vck_run(tmp_path / "embedded", "--impl", "volcano", "--suite", suites, "--jobs", "2")
     assert verdicts(report) == verdicts(embedded), f"kind:\n{explain(report)}\nembedded:\n{explain(embedded)}"

@@ -218,8 +218,8 @@ def test_stopping_keeps_every_volcano_pods_log_or_why_it_could_not(vck_cluster: 
     impl._installed_on = vck_cluster  # as after ensure(): installed on this cluster
     impl.stop()
     logs = impl.logs()
-    assert sorted(logs) == ["volcano volcano-admission-0", "volcano volcano-scheduler-0-scheduler", "volcano volcano-scheduler-0-sidecar"]
-    assert "could not read the log of volcano-scheduler-0/sidecar" in logs["volcano volcano-scheduler-0-sidecar"].read_text()
-    folder = logs["volcano volcano-admission-0"].parent
+    assert sorted(logs) == ["volcano-admission-0", "volcano-scheduler-0-scheduler", "volcano-scheduler-0-sidecar"]
+    assert "could not read the log of volcano-scheduler-0/sidecar" in logs["volcano-scheduler-0-sidecar"].read_text()
+    folder = logs["volcano-admission-0"].parent
     impl.release()
     assert not folder.exists()

@@ -10,10 +10,12 @@
 # Inputs, from the environment (all optional):
 #   VOLCANO_IMAGES  registry/prefix of the build's images: PREFIX/vc-scheduler:TAG,
 #                   PREFIX/vc-controller-manager:TAG, PREFIX/vc-webhook-manager:TAG, in the local
-#                   Docker engine or pullable by it (Volcano's `make images` names them
-#                   volcanosh/...). Unset: the kit builds the images of release VOLCANO_TAG here.
+#                   Docker engine (loaded into kind, never pulled; Volcano's `make images` names
+#                   them volcanosh/...). Unset: the kit builds the images of release VOLCANO_TAG
+#                   here.
 #   VOLCANO_TAG     the images' tag, or the release whose chart and images to use
-#                   (default: the release the kit pins).
+#                   (default: the release the kit pins). A tag that is not a release (a CI
+#                   build's) needs VOLCANO_CHART.
 #   VOLCANO_CHART   the chart folder (default: VOLCANO_TAG's own installer/helm/chart/volcano).
 #   VCK_SUITES      comma-separated suites (default: every suite).
 #   VCK_SHARD       K/N: this job's stable share of the scenarios (default: all of them);
@@ -43,18 +45,25 @@ args=(run --backend kind --impl "$impl" --reports "$reports" --run-id "$run_id")
 [[ -n ${VCK_SUITES:-} ]] && args+=(--suite "$VCK_SUITES")
 [[ -n $shard ]] && args+=(--shard "$shard")
 [[ -n ${VCK_DURATIONS:-} ]] && args+=(--durations "$VCK_DURATIONS")
-# shellcheck disable=SC2206  # split on purpose: several arguments in one variable
-[[ -n ${VCK_EXTRA_ARGS:-} ]] && args+=($VCK_EXTRA_ARGS)
+if [[ -n ${VCK_EXTRA_ARGS:-} ]]; then
+  read -r -a extra <<<"$VCK_EXTRA_ARGS"  # split on spaces, never globbed
+  args+=("${extra[@]}")
+fi
 
 mkdir -p "$reports"
 console="$reports/$run_id.console.log"
 echo "certify-on-kind: $vck ${args[*]}" | tee "$console"
+# tee -i: on Ctrl-C the whole process group gets SIGINT; tee keeps copying vck's teardown lines
+# (and vck keeps its own exit status) instead of dying first and breaking vck's output pipe.
 # The node image first, on its own: a first build here takes minutes and says so as it goes.
-if ! "$vck" kind image 2>&1 | tee -a "$console"; then
+status=0
+"$vck" kind image 2>&1 | tee -i -a "$console" || status=${PIPESTATUS[0]}
+if ((status == 130 || status == 143)); then
+  exit "$status"  # interrupted
+elif ((status != 0)); then
   echo "certify-on-kind: no kind node image (above: why); exit 2" | tee -a "$console"
   exit 2
 fi
-status=0
-"$vck" "${args[@]}" 2>&1 | tee -a "$console" || status=${PIPESTATUS[0]}
+"$vck" "${args[@]}" 2>&1 | tee -i -a "$console" || status=${PIPESTATUS[0]}
 echo "certify-on-kind: exit $status; report: $reports/$run_id/index.html; console: $console" | tee -a "$console"
 exit "$status"

@@ -65,6 +65,11 @@ def test_without_a_node_image_the_script_stops_before_running_with_exit_2(tmp_pa
     proc, calls = run_script(tmp_path, KIND_STATUS="1")
     assert proc.returncode == 2 and calls == ["kind image"], proc.stdout
     assert "no kind node image" in proc.stdout
+    # Interrupted while the image is made: the interruption's status, as vck's own.
+    again = tmp_path / "again"
+    again.mkdir()
+    proc, _ = run_script(again, KIND_STATUS="130")
+    assert proc.returncode == 130 and "no kind node image" not in proc.stdout, proc.stdout
 
 
 def test_the_workflow_runs_the_script_per_shard_and_merges_every_shard() -> None:

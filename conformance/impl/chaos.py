@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 READY = re.compile(r"\bready\b")
 
@@ -48,12 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give the command to run after --")
     rng = random.Random(args.seed)
     kill_on = re.compile(args.kill_on) if args.kill_on else None
-    stop = threading.Event()
+    # A plain flag the loops below poll: a handler runs on the main thread between two bytecodes,
+    # maybe while that thread holds a lock that Event.set() or Thread.start() would take.
+    stopping: list[int] = []
 
-    def on_stop(*_: object) -> None:
-        # Not `stop.set()` here: the handler runs on the main thread, which may be inside
-        # `stop.wait()` holding the very lock set() takes. A short-lived thread sets it.
-        threading.Thread(target=stop.set, name="chaos-stop", daemon=True).start()
+    def on_stop(signum: int, frame: object) -> None:
+        stopping.append(signum)
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     kills = 0
     announced = False
     matched = threading.Event()
-    while not stop.is_set():
+    while not stopping:
         ready = threading.Event()
         spared = matched.is_set() if kills else False
         matched = threading.Event()
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         pump = threading.Thread(target=_pump, args=(child, ready, None if spared else kill_on, matched), daemon=True)
         pump.start()
         while not ready.wait(0.2):
-            if stop.is_set() or child.poll() is not None:
+            if stopping or child.poll() is not None:
                 break
         if ready.is_set() and not announced:
             print("chaos: ready (first child is ready)", flush=True)
@@ -85,13 +86,13 @@ def main(argv: list[str] | None = None) -> int:
         # Live for a random while (or until the output matches), then die without warning.
         deadline = rng.uniform(args.min_s, args.max_s)
         waited = 0.0
-        while waited < deadline and not stop.is_set() and not matched.is_set():
-            stop.wait(0.05)
+        while waited < deadline and not stopping and not matched.is_set():
+            time.sleep(0.05)  # the random life itself, polled for a signal or a match
             waited += 0.05
         child.kill()
         child.wait()
         pump.join(timeout=5)
-        if not stop.is_set():
+        if not stopping:
             kills += 1
             why = "its output matched --kill-on" if matched.is_set() else "at a random moment"
             print(f"chaos: killed pid {child.pid} (kill {kills}, {why})", flush=True)

@@ -405,11 +405,13 @@ class VolcanoInstalled:
         if self._logs_dir is None:
             self._logs_dir = tempfile.TemporaryDirectory(prefix="vck-volcano-logs-")
         folder = pathlib.Path(self._logs_dir.name)
+        # Best effort, whatever goes wrong (a kubeconfig gone, a cluster gone): the run's teardown
+        # and its other logs come first.
         try:
             api = kube.client(cluster.kubeconfig, cluster.context)
             core = kubernetes.client.CoreV1Api(api)
             pods = api.sanitize_for_serialization(core.list_namespaced_pod(self.spec.namespace, _request_timeout=30))["items"]
-        except (kubernetes.client.ApiException, urllib3.exceptions.HTTPError, OSError) as err:
+        except Exception as err:  # noqa: BLE001
             (folder / f"{self.spec.namespace}.log").write_text(f"could not list the pods of {self.spec.namespace}: {err}\n")
             return
         for pod in pods:
@@ -417,8 +419,12 @@ class VolcanoInstalled:
             for container in containers:
                 name = pod_name if len(containers) == 1 else f"{pod_name}-{container}"
                 try:
-                    text = core.read_namespaced_pod_log(pod_name, self.spec.namespace, container=container, _request_timeout=30)
-                except (kubernetes.client.ApiException, urllib3.exceptions.HTTPError, OSError) as err:
+                    # Raw bytes: the client would parse a log that happens to be one JSON document.
+                    raw = cast(urllib3.BaseHTTPResponse, core.read_namespaced_pod_log(pod_name, self.spec.namespace, container=container, _request_timeout=30, _preload_content=False))
+                    if raw.status >= 400:
+                        raise kubernetes.client.ApiException(status=raw.status, reason=raw.data.decode(errors="replace")[:300])
+                    text = raw.data.decode(errors="replace")
+                except Exception as err:  # noqa: BLE001
                     text = f"could not read the log of {pod_name}/{container}: {err}\n"
                 (folder / f"{name}.log").write_text(text)
 

@@ -192,7 +192,8 @@ def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib
     elif recipe == "helm":
         gomod = f"module vck.local/toolchain/helm\n\ngo 1.24.0\n\nrequire {versions.HELM_MODULE} {versions.HELM_VERSION}\n"
         (workdir / "tools.go").write_text(_tools_file([versions.helm_component().package]))
-        # As helm's Makefile stamps a release (internal/version: version, gitTreeState).
+        # The version and tree state, as helm's Makefile stamps a release (internal/version); the
+        # commit is left out (a module download has none), so `helm version` shows no `+g<sha>`.
         pkg = f"{versions.HELM_MODULE}/internal/version"
         ldflags = f"-s -w -X {pkg}.version={versions.HELM_VERSION} -X {pkg}.gitTreeState=clean"
     elif recipe == "kwok":

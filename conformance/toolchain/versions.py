@@ -219,7 +219,8 @@ def helm_component() -> Component:
         release_sha256_url="https://get.helm.sh/helm-{version}-linux-{arch}.tar.gz.sha256sum",
         recipe="helm",
         package=f"{HELM_MODULE}/cmd/helm",
-        # `helm version --short` prints `v3.18.4+g<commit>` (the recipe stamps the version).
+        # `helm version --short` prints `v3.18.4` (the recipe stamps the version; a release
+        # download adds `+g<commit>`).
         version_marker=HELM_VERSION,
         version_args=("version", "--short"),
     )

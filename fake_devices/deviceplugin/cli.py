@@ -89,11 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     received: list[signal.Signals] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        # A handler runs on the main thread between two bytecodes, possibly while that thread
-        # holds the lock `done.set()` needs (inside `done.wait()`): setting it here could deadlock
-        # the shutdown. A short-lived thread sets it; the main thread logs once it wakes.
+        # Only a note the main loop polls: a handler runs on the main thread between two
+        # bytecodes, possibly while that thread holds the lock `done.set()` (or starting a thread)
+        # needs, inside `done.wait()`: setting it here could deadlock the shutdown.
         received.append(signal.Signals(signum))
-        threading.Thread(target=done.set, name=f"signal-{signum}", daemon=True).start()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -120,9 +119,9 @@ def main(argv: list[str] | None = None) -> int:
 
     threading.Thread(target=on_failure, name="deviceplugin-failed", daemon=True).start()
     try:
-        # In slices: a signal the kernel hands to one of gRPC's threads only flags the main
-        # thread, whose handler then runs at its next wake-up, not while it blocks for good.
-        while not done.wait(0.5):
+        # In slices: the handler only notes the signal, and a signal the kernel hands to one of
+        # gRPC's threads only flags the main thread, whose handler runs at its next wake-up.
+        while not received and not done.wait(0.2):
             pass
         if received:
             logger.info("received %s: shutting down", received[0].name)

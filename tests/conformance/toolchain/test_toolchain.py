@@ -310,7 +310,9 @@ def test_waiting_for_another_installer_is_said(tmp_path: pathlib.Path) -> None:
     assert entered.is_set() and "finished after" in said[-1], said
 
 
-HELM_LINE = f"{versions.HELM_VERSION}+g0000000"
+# What `helm version --short` prints: a release download adds `+g<commit>`, a build here does not.
+HELM_RELEASE_LINE = f"{versions.HELM_VERSION}+g3a5a8e5"
+HELM_BUILT_LINE = versions.HELM_VERSION
 
 
 def test_helm_comes_from_its_release_download_with_the_published_checksum(site: ReleaseSite, root: pathlib.Path, monkeypatch: pytest.MonkeyPatch, path_without_go: str) -> None:
@@ -318,7 +320,7 @@ def test_helm_comes_from_its_release_download_with_the_published_checksum(site: 
     its `.sha256sum` file ("<hash>  <file>"), its member unpacked, its version command checked."""
     comp = versions.helm_component()
     arch = install.go_arch()
-    payload = _script(HELM_LINE)
+    payload = _script(HELM_RELEASE_LINE)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         info = tarfile.TarInfo(comp.release_member.format(version=comp.version, arch=arch))
@@ -330,13 +332,13 @@ def test_helm_comes_from_its_release_download_with_the_published_checksum(site: 
     monkeypatch.setenv("PATH", path_without_go)  # proves nothing is built
     resolved = install.install_components([comp], root=root, progress=lambda _: None, lock=install.KIND_LOCK)["helm"]
     assert resolved.via == "release" and resolved.path == cache.binary_path(comp, root)
-    assert HELM_LINE in cache.stamp_path(comp, root).read_text()
+    assert HELM_RELEASE_LINE in cache.stamp_path(comp, root).read_text()
     assert any(p.endswith(".tar.gz.sha256sum") for p in site.requests)
 
 
 def test_helm_is_built_from_its_go_module_stamped_with_its_release(root: pathlib.Path, fake_go: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VCK_RELEASE_SITE", "http://127.0.0.1:9")  # discard port: connection refused
-    monkeypatch.setenv("FAKE_GO_LINES", json.dumps({"helm": HELM_LINE}))
+    monkeypatch.setenv("FAKE_GO_LINES", json.dumps({"helm": HELM_BUILT_LINE}))
     # Named to `vck toolchain install` (never among "all": only --impl volcano-helm needs it).
     assert "helm" not in {c.name for c in versions.COMPONENTS}
     resolved = install.install(["helm"], source="go", root=root, progress=lambda _: None)["helm"]

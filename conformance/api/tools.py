@@ -37,8 +37,9 @@ def install_toolchain(config: ToolchainConfig, progress: Callable[[str], None] =
 
 
 def toolchain_status() -> list[tuple[versions.Component, pathlib.Path | None]]:
-    """Every pinned component and where the cache has it (None: missing)."""
-    return [(comp, install.cached(comp)) for comp in versions.COMPONENTS]
+    """Every pinned component and where the cache has it (None: missing); helm last (only
+    `--impl volcano-helm` needs it)."""
+    return [(comp, install.cached(comp)) for comp in (*versions.COMPONENTS, versions.helm_component())]
 
 
 @dataclasses.dataclass

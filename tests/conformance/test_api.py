@@ -67,7 +67,7 @@ def test_operations_answer_with_objects(tmp_path: pathlib.Path) -> None:
     problems = api.validate_scenarios(api.ValidateConfig([path, tmp_path / "missing.yaml"]))
     assert [(pathlib.Path(p.file).name, p.message) for p in problems if p.is_error] == [("missing.yaml", "no such file or folder")]
     status = dict((comp.name, hit) for comp, hit in api.toolchain_status())
-    assert "kube-apiserver" in status and "kwokctl" in status
+    assert "kube-apiserver" in status and "kwokctl" in status and "helm" in status
     with pytest.raises(diff.DiffError):
         api.diff_runs(api.DiffConfig("nope-a", "nope-b", tmp_path / "reports"))
     stopped = api.cluster_status(api.ClusterConfig(name="vck-never-started"))

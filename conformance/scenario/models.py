@@ -64,6 +64,13 @@ class Expectation:
     # For mode "timeline": sequence or order, with its spec.
     timeline_kind: str = ""
     timeline_spec: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    # The Volcano releases this check applies to (`volcano: '<1.14'` on the check): outside them it
+    # is left out for the implementation (a detail that changed between releases, in a scenario
+    # whose behaviour did not); None: every release.
+    releases: releases_.ReleaseRange | None = None
+
+    def applies_to(self, release: str | None) -> bool:
+        return self.releases is None or release is None or self.releases.contains(release)
 
     def label(self) -> str:
         if self.describe:
@@ -186,6 +193,13 @@ def step_index(ref: Any, describes: Sequence[str]) -> int:
 
 
 def expectation_from(doc: Mapping[str, Any], default_within_s: float, describes: Sequence[str] = ()) -> Expectation:
+    expectation = _expectation_of(doc, default_within_s, describes)
+    if "volcano" in doc:
+        return dataclasses.replace(expectation, releases=releases_.parse(str(doc["volcano"])))
+    return expectation
+
+
+def _expectation_of(doc: Mapping[str, Any], default_within_s: float, describes: Sequence[str]) -> Expectation:
     describe = str(doc.get("describe", ""))
     if any(k in doc for k in TIMELINE_KINDS):
         kind, spec = _predicate_of(doc, TIMELINE_KINDS)

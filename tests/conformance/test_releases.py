@@ -40,6 +40,16 @@ def test_the_loader_reads_a_range_and_refuses_what_is_not_one() -> None:
     assert "r.yaml:7: volcano: 'newest' is not a release range: write it as '>=1.14'" in str(err.value)
 
 
+def test_a_check_names_the_releases_it_applies_to() -> None:
+    text = HEAD + "expect:\n- describe: old\n  volcano: '<1.14'\n  pods: {count: 0}\n- describe: every\n  pods: {count: 0}\n"
+    old, every = loader.load_stream(io.StringIO(text), "r.yaml").expect
+    assert (old.applies_to("v1.13.3"), old.applies_to("v1.15.1"), old.applies_to(None)) == (True, False, True)
+    assert every.releases is None and every.applies_to("v1.15.1")
+    with pytest.raises(loader.ScenarioError) as err:
+        loader.load_stream(io.StringIO(text.replace("'<1.14'", "'soon'")), "r.yaml")
+    assert "'soon' is not a release range" in str(err.value)
+
+
 @pytest.mark.cluster
 def test_a_scenario_for_other_releases_is_not_applicable_and_never_counted(tmp_path: pathlib.Path) -> None:
     proc, report = suite_runs.vck_run(tmp_path, str(RELEASE_SCENARIOS))
@@ -47,6 +57,9 @@ def test_a_scenario_for_other_releases_is_not_applicable_and_never_counted(tmp_p
     assert verdicts == {"releases-later-release": "not-applicable", "releases-this-range": "passed"}, suite_runs.explain(report)
     later = next(s for s in report["scenarios"] if s["id"] == "releases-later-release")
     assert later["reason"] == "applies to Volcano >=1.99; reference is v1.13.3" and not later["checks"]
+    # Inside the scenario, the checks of a later release are left out, the others judged.
+    here = next(s for s in report["scenarios"] if s["id"] == "releases-this-range")
+    assert [c["description"] for c in here["checks"]] == ["the ConfigMap is there"], here["checks"]
     summary = report["summary"]
     assert (summary["not_applicable"], summary["not_claimed"], summary["must_claimed"], summary["certified"]) == (1, 0, 1, True)
     assert proc.returncode == 0 and "not applicable 1" in proc.stdout

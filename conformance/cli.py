@@ -184,7 +184,8 @@ def _print_verdict(run: results.RunResult, certified: bool, headline: str = "") 
     print(f"  passed {overall.passed}, failed {overall.failed}{flaky}, not claimed {overall.not_claimed}{elsewhere}, error {overall.error}; "
           f"MUST {overall.must_passed}/{overall.must_claimed}; score {percent}; wall time {run.metadata.wall_time_s:.0f}s")
     for suite, tally in score.by_suite(run).items():
-        print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + (f", failed {tally.failed}" if tally.failed else "") + (f", FLAKY {tally.flaky}" if tally.flaky else "") + (f", error {tally.error}" if tally.error else ""))
+        others = [(tally.failed, "failed"), (tally.flaky, "FLAKY"), (tally.error, "error"), (tally.not_claimed, "not claimed"), (tally.not_applicable, "not applicable")]
+        print(f"  {suite:<20} passed {tally.passed}/{tally.total}" + "".join(f", {label} {count}" for count, label in others if count))
     for sc in run.scenarios:
         if sc.status is results.Status.FLAKY:
             print(f"  FLAKY [{sc.level.value}] {sc.suite}/{sc.id}: {attempts.attempts_text(sc)}")

@@ -63,3 +63,5 @@ def test_a_scenario_for_other_releases_is_not_applicable_and_never_counted(tmp_p
     summary = report["summary"]
     assert (summary["not_applicable"], summary["not_claimed"], summary["must_claimed"], summary["certified"]) == (1, 0, 1, True)
     assert proc.returncode == 0 and "not applicable 1" in proc.stdout
+    # Each suite's line says it too, rather than a bare "passed 1/2".
+    assert "  releases             passed 1/2, not applicable 1" in proc.stdout, proc.stdout

@@ -15,6 +15,7 @@ topology-aware-preemption and preemptable-label switch those rules off in the sc
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import logging
 import pathlib
@@ -76,10 +77,16 @@ def conf_loaded(text: str) -> str:
 GANG_FIRST_BIND = r"bound .* \(gang .*: 1 of ([2-9]|[1-9][0-9]+)\)"
 
 
+@functools.cache
+def _claims() -> dict[str, Any]:
+    """The reference's claims file, read once per process (every scenario asks for its release)."""
+    return dict(yaml.safe_load((package_dir() / "capabilities.yaml").read_text()))
+
+
 def known_broken() -> tuple[str, ...]:
     """Every name `reference:broken=` takes: the reference's actions and plugins (from its claims
     file), its controller features and its webhook checks."""
-    doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
+    doc = _claims()
     parts = [c.partition(":")[2] for c in doc["capabilities"] if c.startswith(("action:", "plugin:"))]
     return tuple(sorted({*parts, *CONTROLLER_FEATURES, *WEBHOOK_FEATURES, *SCHEDULER_FEATURES}))
 
@@ -123,16 +130,16 @@ class Reference(three_parts.ThreeParts):
 
     # --- claims -----------------------------------------------------------------------------------
     def capabilities(self) -> frozenset[str]:
-        doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
+        doc = _claims()
         return frozenset(doc["capabilities"])
 
     def versions(self) -> dict[str, str]:
-        doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
+        doc = _claims()
         return {"implementation": f"reference {doc.get('version', 'dev')}", "release": str(doc.get("release", "unknown"))}
 
     def volcano_release(self) -> str | None:
         """The Volcano release the reference models (its claims file's `release`)."""
-        doc = yaml.safe_load((package_dir() / "capabilities.yaml").read_text())
+        doc = _claims()
         return str(doc["release"]) if doc.get("release") else None
 
     # --- lifecycle --------------------------------------------------------------------------------

@@ -419,10 +419,9 @@ class VolcanoInstalled:
             for container in containers:
                 name = pod_name if len(containers) == 1 else f"{pod_name}-{container}"
                 try:
-                    # Raw bytes: the client would parse a log that happens to be one JSON document.
+                    # Raw bytes: the client would parse a log that happens to be one JSON document
+                    # (it still raises ApiException for an answer other than 2xx).
                     raw = cast(urllib3.BaseHTTPResponse, core.read_namespaced_pod_log(pod_name, self.spec.namespace, container=container, _request_timeout=30, _preload_content=False))
-                    if raw.status >= 400:
-                        raise kubernetes.client.ApiException(status=raw.status, reason=raw.data.decode(errors="replace")[:300])
                     text = raw.data.decode(errors="replace")
                 except Exception as err:  # noqa: BLE001
                     text = f"could not read the log of {pod_name}/{container}: {err}\n"

@@ -6,7 +6,8 @@ conformance.toolchain.volcano_resolve). The adapter installs Volcano's own CRDs 
 registers the webhook configurations the helm chart would (reached by URL over TLS, see
 volcano_webhooks), and starts the three with leader election off and the scenario's scheduler
 configuration, restarting the scheduler whenever that configuration changes. Its claims are in
-`volcano_capabilities.yaml`.
+`volcano_capabilities.yaml`, with the actions, plugins and job plugins that the release's own source
+registers in place of the file's (volcano_release).
 
 Flags, upstream: cmd/scheduler/app/options/options.go, cmd/controller-manager/app/options/
 options.go, cmd/webhook-manager/app/options/options.go (leader election flags come from
@@ -27,7 +28,14 @@ import yaml
 from conformance import data
 from conformance.cluster import base, kube, ports
 from conformance.impl import base as impl_base
-from conformance.impl import crds, processes, queues, three_parts, volcano_webhooks
+from conformance.impl import (
+    crds,
+    processes,
+    queues,
+    three_parts,
+    volcano_release,
+    volcano_webhooks,
+)
 from conformance.toolchain import errors, versions, volcano_resolve, volcano_source
 from conformance.toolchain import volcano as volcano_recipe
 
@@ -46,7 +54,8 @@ CAPABILITIES_FILE = data.kit("impl", "volcano_capabilities.yaml")
 
 
 def claims() -> frozenset[str]:
-    """What Volcano v1.13 claims, however it is run (this adapter, or installed from a chart)."""
+    """What Volcano v1.13 claims, however it is run (this adapter, or installed from a chart); the
+    adapter narrows or widens its actions and plugins to what the release registers."""
     doc = yaml.safe_load(CAPABILITIES_FILE.read_text())
     return frozenset(doc["capabilities"])
 
@@ -77,10 +86,22 @@ class Volcano(three_parts.ThreeParts):
         self._kubeconfig: pathlib.Path | None = None
         self._conf_key: str | None = None
         self._wait_default_queues = queues.DefaultQueueWait()
+        self._claims: frozenset[str] | None = None
 
     # --- claims -----------------------------------------------------------------------------------
     def capabilities(self) -> frozenset[str]:
-        return claims()
+        """The file's claims, with the actions, plugins and job plugins the release registers
+        (read from its source once it is resolved; the binaries are cached by then, as `prepare`
+        built them). A release that cannot be resolved claims the file's list: starting it fails
+        again, and that is what the scenario reports."""
+        if self._claims is None:
+            try:
+                self._resolve()
+            except impl_base.ImplementationError as err:
+                log.debug("claims of %s from the file only: %s", self.name, err)
+                return claims()
+            self._claims = volcano_release.claims(claims(), self._source)
+        return self._claims
 
     def versions(self) -> dict[str, str]:
         return {"implementation": f"volcano {self.version}", "release": self.version}

@@ -1,0 +1,60 @@
+"""The `volcano` adapter claims what its release registers, read from the release's source
+(conformance/impl/volcano_release.py), on a stand-in source tree (tests/data/volcano_release)."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+
+import pytest
+
+from conformance import data
+from conformance.impl import volcano, volcano_release
+from conformance.scenario import loader
+
+TREE = pathlib.Path(__file__).parents[2] / "data" / "volcano_release"
+
+
+def test_the_factories_name_actions_plugins_and_job_plugins() -> None:
+    found = volcano_release.read(TREE)
+    assert found is not None
+    # shuffle's Name() returns a constant; allocate's test file's Name() is not read.
+    assert found.actions == {"allocate", "shuffle"}
+    # One plugin imported under its package clause (the folder's name differs), one under an alias.
+    assert found.plugins == {"gang", "network-topology-aware", "task-topology"}
+    assert found.job_plugins == {"ssh", "env", "svc"}
+
+
+def test_the_release_replaces_the_files_actions_plugins_and_job_plugins_only() -> None:
+    file_claims = volcano.claims()
+    claimed = volcano_release.claims(file_claims, TREE)
+    assert {"jobplugin:ray", "plugin:proportion", "action:preempt"} <= file_claims - claimed
+    assert {"action:allocate", "plugin:task-topology", "jobplugin:svc"} <= claimed
+    # What the factories do not say stays as the file says.
+    assert {c for c in claimed if c.split(":")[0] not in volcano_release.KINDS} == {c for c in file_claims if c.split(":")[0] not in volcano_release.KINDS}
+
+
+def test_a_source_the_reader_cannot_place_keeps_the_files_claims(tmp_path: pathlib.Path) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    assert volcano_release.claims(volcano.claims(), None) == volcano.claims()
+    (tree / volcano_release.PLUGINS_FACTORY).write_text((tree / volcano_release.PLUGINS_FACTORY).read_text().replace("gang.PluginName", "elsewhere.PluginName"))
+    assert volcano_release.read(tree) is None
+    assert volcano_release.claims(volcano.claims(), tree) == volcano.claims()
+    (tree / volcano_release.JOB_PLUGINS_FACTORY).unlink()
+    assert volcano_release.read(tree) is None
+
+
+def test_a_release_without_the_ray_plugin_does_not_claim_the_ray_scenarios(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VCK_VOLCANO_WORKDIR", str(tmp_path))
+    impl = volcano.Volcano("v1.12.4")
+
+    def resolved(progress: object = None) -> None:  # the release's binaries and source, at hand
+        impl._bins, impl._source = {}, TREE
+
+    monkeypatch.setattr(impl, "_resolve", resolved)
+    ray = loader.load_file(data.scenarios() / "plugins" / "ray-head-service.yaml")
+    assert "jobplugin:ray" in ray.capabilities()
+    assert "jobplugin:ray" in ray.capabilities() - impl.capabilities()
+    env = loader.load_file(next((data.scenarios() / "plugins").glob("env-*.yaml")))
+    assert not {c for c in env.capabilities() - impl.capabilities() if c.startswith("jobplugin:")}

@@ -1,0 +1,3 @@
+package allocate
+
+func (f *fake) Name() string { return "not-an-action" }

@@ -1,0 +1,3 @@
+package gang
+
+const PluginName = "gang"

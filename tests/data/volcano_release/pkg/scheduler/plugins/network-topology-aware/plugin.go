@@ -1,0 +1,5 @@
+package networktopologyaware
+
+const (
+	PluginName = "network-topology-aware"
+)

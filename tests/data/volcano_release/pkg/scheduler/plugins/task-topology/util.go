@@ -1,0 +1,5 @@
+package tasktopology
+
+const (
+	PluginName = "task-topology"
+)

@@ -8,11 +8,12 @@ import os
 import pathlib
 import sys
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
 import pytest
 
 from conformance import api, interrupts, parallel, results, scaffold
+from conformance import config as run_config
 from conformance.bench import render as bench_render
 from conformance.bench import scheduler as bench
 from conformance.cluster import base, nodes, registry
@@ -52,10 +53,7 @@ def _cluster_config(args: argparse.Namespace) -> api.ClusterConfig:
 
 
 def _cluster_config_of(args: argparse.Namespace) -> api.ClusterConfig:
-    return api.ClusterConfig(
-        backend=api.BackendConfig(args.backend, args.kubeconfig, args.context, getattr(args, "kind_workers", 0), getattr(args, "host_address", None), getattr(args, "kube_version", None)),
-        name=args.name, nodes=getattr(args, "nodes", None),
-    )
+    return run_config.from_args(api.ClusterConfig, vars(args))
 
 
 def _cluster_up(args: argparse.Namespace) -> int:
@@ -107,40 +105,19 @@ def _cluster_prune(args: argparse.Namespace) -> int:
     return 0
 
 
-def _duration(text: str | None) -> float | None:
-    if text is None:
-        return None
+def _duration(text: str) -> float:
+    """`--timeout`'s value (30m, 3600s) in seconds."""
     try:
         return durations.parse(text)
     except ValueError as err:
-        print(f"vck run: --timeout: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _run(args: argparse.Namespace) -> int:
-    backend = args.backend
-    if backend is None:
-        backend = "existing" if args.kubeconfig else "embedded"
-        if args.kubeconfig:
-            print(f"vck run: --kubeconfig given without --backend: using the existing backend on {args.kubeconfig}", file=sys.stderr)
-    config = api.RunConfig(
-        scenarios=[pathlib.Path(p) for p in args.paths] or [api.DEFAULT_SCENARIOS],
-        suites=[s for part in args.suite for s in part.split(",") if s],
-        keyword=args.k,
-        implementation=args.impl,
-        backend=api.BackendConfig(backend, args.kubeconfig, args.context, args.kind_workers, args.host_address, args.kube_version),
-        jobs=args.jobs,
-        time_scale=args.time_scale,
-        reports=pathlib.Path(args.reports),
-        run_id=args.run_id,
-        verbose=args.verbose,
-        timeout_s=_duration(args.timeout),
-        collect_only=args.collect_only,
-        repeat=args.repeat,
-        stress=args.stress,
-        durations=pathlib.Path(args.durations) if args.durations else None,
-        shard=args.shard,
-    )
+    config = run_config.from_args(api.RunConfig, vars(args))
+    if getattr(args, "backend.name") is None and config.backend.kubeconfig:
+        config.backend.name = "existing"
+        print(f"vck run: --kubeconfig given without --backend: using the existing backend on {config.backend.kubeconfig}", file=sys.stderr)
     problems = api.problems(config)
     if config.collect_only and not problems:
         outcome = api.run(config)
@@ -193,11 +170,7 @@ def _print_verdict(run: results.RunResult, certified: bool, headline: str = "") 
 
 def _matrix(args: argparse.Namespace) -> int:
     impls = [s for part in args.implementations for s in part.split(",") if s]
-    run = api.RunConfig(
-        scenarios=[pathlib.Path(p) for p in args.paths] or [api.DEFAULT_SCENARIOS],
-        suites=[s for part in args.suite for s in part.split(",") if s],
-        keyword=args.k, backend=api.BackendConfig(kube_version=args.kube_version), jobs=args.jobs, reports=pathlib.Path(args.reports),
-    )
+    run = run_config.from_args(api.RunConfig, vars(args))
     bench_config = bench.BenchConfig(nodes=args.bench_nodes, pods=args.bench_pods, gang=args.bench_gang) if args.bench else None
     config = api.MatrixConfig(impls, run, args.matrix_id, bench_config)
     problems = config.validate()
@@ -311,29 +284,49 @@ def _report_merge(args: argparse.Namespace) -> int:
     return 0 if outcome.certified else 1
 
 
+# A flag's `dest` is the path of the config field it sets (config.from_args): a new option is its
+# field and one line here.
+def _selection_flags(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("scenarios", metavar="paths", nargs="*", type=pathlib.Path, help=f"scenario files or folders (default: {api.DEFAULT_SCENARIOS})")
+    cmd.add_argument("--suite", dest="suites", action=_CommaList, default=[], help="only these suites (comma-separated, repeatable)")
+    cmd.add_argument("-k", dest="keyword", default=None, help="only scenarios whose id matches this pytest -k expression")
+
+
+def _backend_flags(cmd: argparse.ArgumentParser) -> None:
+    """The cluster backend's flags, the same for `vck run` and `vck cluster`."""
+    cmd.add_argument("--backend", dest="backend.name", choices=registry.BACKENDS, default=None, help="embedded (default), kind, or existing (the default when --kubeconfig is given)")
+    cmd.add_argument("--kubeconfig", dest="backend.kubeconfig", help="existing backend: the kubeconfig to use")
+    cmd.add_argument("--context", dest="backend.context", help="existing backend: the context to use")
+    cmd.add_argument("--host-address", dest="backend.host_address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
+    cmd.add_argument("--kind-workers", dest="backend.kind_workers", type=int, default=None, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
+    cmd.add_argument("--kind-image", dest="backend.kind_image", default=None, help=f"kind backend: a node image you have (present in the engine, or pullable) instead of the kit's {versions.KIND_NODE_IMAGE}, built here when missing")
+    cmd.add_argument("--kube-version", dest="backend.kube_version", default=None, help=f"embedded backend: the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default: `vck run` the one the implementation was built against, else {versions.KUBERNETES_VERSION})")
+
+
+class _CommaList(argparse.Action):
+    """A repeatable flag of comma-separated values, gathered into one list."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        gathered = list(getattr(namespace, self.dest, None) or [])
+        setattr(namespace, self.dest, gathered + [v for v in str(values).split(",") if v])
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vck", description="The Volcano conformance kit.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="the main job: run the conformance suites and write the reports (exit 0 only when certified)")
-    run.add_argument("paths", nargs="*", help=f"scenario files or folders (default: {api.DEFAULT_SCENARIOS})")
-    run.add_argument("--suite", action="append", default=[], help="only these suites (comma-separated, repeatable)")
-    run.add_argument("-k", default=None, help="only scenarios whose id matches this pytest -k expression")
-    run.add_argument("--impl", default="reference", help="implementation: reference, reference:broken=gang, volcano[:VERSION], volcano-manifests[:file=F,images=R,tag=T] or volcano-helm[:...] (installed in a kind or existing cluster), preinstalled:CAPS.yaml")
-    run.add_argument("--backend", choices=registry.BACKENDS, default=None, help="embedded (default), kind, or existing (the default when --kubeconfig is given)")
-    run.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
-    run.add_argument("--context", help="existing backend: the context to use")
-    run.add_argument("--kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
-    run.add_argument("--kube-version", default=None, help=f"embedded backend: the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default: the one the implementation was built against, else {versions.KUBERNETES_VERSION})")
-    run.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
+    _selection_flags(run)
+    run.add_argument("--impl", dest="implementation", help="implementation: reference, reference:broken=gang, volcano[:VERSION], volcano-manifests[:file=F,images=R,tag=T] or volcano-helm[:...] (installed in a kind or existing cluster), preinstalled:CAPS.yaml")
+    _backend_flags(run)
     run.add_argument("--jobs", default=parallel.AUTO, help="parallel workers, each with its own cluster: a number, or auto (default: embedded two per core, kind one per core, as memory allows, one per 4 scenarios, 8 at most; existing 1)")
     run.add_argument("--time-scale", type=float, default=1.0, help="stretch every window for slow clusters")
-    run.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where reports go (a folder per run, and `latest`)")
+    run.add_argument("--reports", type=pathlib.Path, default=api.DEFAULT_REPORTS, help="where reports go (a folder per run, and `latest`)")
     run.add_argument("--run-id", default=None, help="the report folder's name (default: a timestamp)")
     run.add_argument("-v", "--verbose", action="store_true")
-    run.add_argument("--timeout", default=None, help="a deadline for the whole run (30m, 3600s): a run that reaches it stops, is reported as interrupted and exits 124")
+    run.add_argument("--timeout", dest="timeout_s", type=_duration, default=None, help="a deadline for the whole run (30m, 3600s): a run that reaches it stops, is reported as interrupted and exits 124")
     run.add_argument("--collect-only", action="store_true", help="list the scenarios the run would run (with --suite, -k and paths applied), and run nothing")
-    run.add_argument("--durations", default=None, help="an earlier run's report.json: the scenarios it shows as long start first (default: the last whole run's under --reports, else reports/reference's)")
+    run.add_argument("--durations", type=pathlib.Path, default=None, help="an earlier run's report.json: the scenarios it shows as long start first (default: the last whole run's under --reports, else reports/reference's)")
     run.add_argument("--repeat", type=int, default=1, help="run every selected scenario N times, interleaved and spread over the workers; a scenario whose attempts end differently is FLAKY and the run is not certified (docs/flakes.md)")
     run.add_argument("--stress", type=int, default=0, help="keep N busy CPU processes running beside the run, for all of it: hunt flakes that need a busy machine (docs/flakes.md)")
     run.add_argument("--shard", default=None, help="K/N: run only a stable 1/N of the selection (balanced by --durations when given), for CI jobs side by side; `vck report merge` makes one run of the shards")
@@ -341,12 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     mat = sub.add_parser("matrix", help="the same scenarios against several implementations (Volcano releases, the reference), one report side by side")
     mat.add_argument("implementations", nargs=1, help="comma-separated: volcano:v1.12.4,volcano:v1.13.3,volcano:v1.15.1,reference")
-    mat.add_argument("paths", nargs="*", help=f"scenario files or folders (default: {api.DEFAULT_SCENARIOS})")
-    mat.add_argument("--suite", action="append", default=[], help="only these suites (comma-separated, repeatable)")
-    mat.add_argument("-k", default=None, help="only scenarios whose id matches this pytest -k expression")
+    _selection_flags(mat)
     mat.add_argument("--jobs", default=parallel.AUTO, help="parallel workers of each run (default: auto)")
-    mat.add_argument("--kube-version", default=None, help="every column on this Kubernetes (default: each on the minor it was built for)")
-    mat.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where the matrix's folder goes")
+    mat.add_argument("--kube-version", dest="backend.kube_version", default=None, help="every column on this Kubernetes (default: each on the minor it was built for)")
+    mat.add_argument("--reports", type=pathlib.Path, default=api.DEFAULT_REPORTS, help="where the matrix's folder goes")
     mat.add_argument("--matrix-id", default=None, help="the matrix folder's name (default: matrix-<time>)")
     mat.add_argument("--bench", action="store_true", help="also the scheduler bench per implementation, on the same cluster shape")
     mat.add_argument("--bench-nodes", type=int, default=50)
@@ -427,14 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
         ("status", _cluster_status, "say whether the cluster is running"),
     ):
         cmd = csub.add_parser(verb, help=text)
-        cmd.add_argument("--backend", choices=registry.BACKENDS, default="embedded")
+        _backend_flags(cmd)
         cmd.add_argument("--name", default="vck", help="cluster name (default: vck)")
-        cmd.add_argument("--kubeconfig", help="existing backend: the kubeconfig to use")
-        cmd.add_argument("--context", help="existing backend: the context to use")
         if verb == "up":
-            cmd.add_argument("--kind-workers", type=int, default=0, help="kind backend: real workers beside the control plane")
-            cmd.add_argument("--host-address", default=None, help="existing backend: this machine's address as the cluster reaches it")
-            cmd.add_argument("--kube-version", default=None, help=f"embedded backend: the Kubernetes release, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default {versions.KUBERNETES_VERSION})")
             cmd.add_argument("--nodes", default=None, help=f"node groups, e.g. '4:cpu=8,memory=32Gi;2:nvidia.com/gpu=8,label:gpu=yes' (default: {nodes.DEFAULT_SPEC} nodes of {nodes.DEFAULT_CPU} cpu, {nodes.DEFAULT_MEMORY})")
         cmd.set_defaults(func=func)
     csub.add_parser("list", help="every cluster the kit started (embedded, kind), with its owner and whether the owner still runs").set_defaults(func=_cluster_list)

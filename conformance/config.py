@@ -5,8 +5,9 @@ every operation that needs a cluster, as sonobuoy's RunConfig embeds GenConfig) 
 The configuration travels whole: `vck run` hands it to pytest in-process (the plugin's stash), and
 pytest-xdist's workers get it serialised once (`to_json`/`from_json`); it is never rebuilt from
 flags. A plain `pytest scenarios/` builds it from the `--vck-*` options, which are made from the
-fields themselves (each field's `OPTION` metadata): adding a run option is one field here and its
-flag in cli.py.
+fields themselves (each field's `OPTION` metadata), and `vck` builds it from its flags by field
+name (`from_args`: a flag's `dest` is its field's path, `backend.kube_version`): adding a run option
+is one field here and its flag in cli.py.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import dataclasses
 import importlib.metadata
 import json
 import pathlib
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from conformance import data, parallel, shards
 from conformance.cluster import base
@@ -31,6 +32,8 @@ KIT_VERSION = importlib.metadata.version("volcano-conformance-kit")
 DEFAULT_SCENARIOS = data.scenarios()
 # Reports go under the current folder (in a clone, `make demo` runs from its root).
 DEFAULT_REPORTS = pathlib.Path("reports")
+
+Config = TypeVar("Config")
 
 # Field metadata: the pytest option a field is also given as (for a plain `pytest --vck scenarios/`).
 OPTION = "vck_option"
@@ -67,6 +70,9 @@ class BackendConfig:
     # The Kubernetes release an embedded cluster runs (a pinned one, versions.KUBERNETES_RELEASES);
     # None: the implementation's own (a Volcano release's go.mod minor), else the default.
     kube_version: str | None = option(None, "--vck-kube-version", "embedded backend: the Kubernetes release to run (a minor such as 1.34)")
+    # A node image a user already has (kind's published kindest/node:<version>, say) instead of
+    # the one the kit builds offline; None: the kit's (conformance/cluster/kind_image.py).
+    kind_image: str | None = option(None, "--vck-kind-image", "kind backend: the node image to run (default: the kit's kindest/node of its Kubernetes, built here when missing)")
 
     def validate(self) -> list[str]:
         problems = []
@@ -74,6 +80,8 @@ class BackendConfig:
             problems.append(f"backend {self.name!r}: use one of {', '.join(base.BACKENDS)}")
         if self.kind_workers < 0:
             problems.append(f"--kind-workers {self.kind_workers}: must be 0 or more")
+        if self.kind_image is not None and self.name != "kind":
+            problems.append(f"--kind-image {self.kind_image}: only the kind backend runs a node image ({self.name} does not)")
         if self.kube_version is not None:
             try:
                 versions.kube_version(self.kube_version)
@@ -89,7 +97,7 @@ class BackendConfig:
 
         return registry.backend(
             self.name, kubeconfig=self.kubeconfig, context=self.context, owner=owner, progress=progress,
-            kind_workers=self.kind_workers, host_address=self.host_address,
+            kind_workers=self.kind_workers, kind_image=self.kind_image, host_address=self.host_address,
             kube_version=versions.kube_version(self.kube_version) if self.kube_version else None,
         )
 
@@ -295,6 +303,30 @@ def from_plain(data: Mapping[str, Any]) -> RunConfig:
         if values.get(name) is not None:
             values[name] = pathlib.Path(values[name])
     return RunConfig(**values)
+
+
+# --- the same fields as the command line's flags ------------------------------------------------------
+def from_args(cls: type[Config], args: Mapping[str, Any], prefix: str = "") -> Config:
+    """A config from `vck`'s parsed flags (`vars(namespace)`): each field takes the flag whose
+    `dest` is its path in the config (`implementation`, `backend.kube_version`), and a field whose
+    default is itself a config (`backend`) is filled the same way. A field without such a flag, or
+    one left unset (None, or an empty list), keeps its default; the config's own `validate` judges
+    the values."""
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(cast(Any, cls)):
+        if not field.init:
+            continue
+        path = prefix + field.name
+        if field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+            if dataclasses.is_dataclass(default):
+                values[field.name] = from_args(type(default), args, f"{path}.")
+                continue
+        value = args.get(path)
+        if value is None or (isinstance(value, list) and not value):
+            continue
+        values[field.name] = tuple(value) if isinstance(value, list) else value
+    return cls(**values)
 
 
 # --- the same fields as pytest options ---------------------------------------------------------------

@@ -164,7 +164,7 @@ class KindBackend:
             self._nodes(handle, groups)
             self.progress(f"kind cluster {cluster} exists; using it (the kit's nodes added where missing)")
             return handle
-        image = kind_image.ensure(engine, self.node_image, self.progress)
+        image = kind_image.ensure(engine, self.node_image, self.progress, buildable=self.node_image == NODE_IMAGE)
         static_cni = kind_image.is_static_cni(engine, image)
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.owner is not None:

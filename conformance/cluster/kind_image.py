@@ -71,8 +71,10 @@ def control_plane_images() -> dict[str, tuple[str, str]]:
     }
 
 
-def ensure(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress: Progress = _stderr) -> str:
-    """The node image, present in the engine: already there, pulled, or built offline."""
+def ensure(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress: Progress = _stderr, buildable: bool = True) -> str:
+    """The node image, present in the engine: already there, pulled, or built offline. A user's own
+    image (`buildable` False) is never built here: the kit's recipe would put its own Kubernetes
+    under that name."""
     if engine.has_image(image):
         return image
     progress(f"kind: pulling {image}")
@@ -80,6 +82,8 @@ def ensure(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progres
     if pulled.returncode == 0:
         return image
     reason = pulled.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
+    if not buildable:
+        raise errors.ToolchainError(f"pull {image}", reason[0][:400], f"load it into the engine first (docker load), or leave --kind-image out for the kit's {versions.KIND_NODE_IMAGE}")
     progress(f"kind: {image} cannot be pulled ({reason[0][:160]}); building it here (about 5 to 25 minutes the first time)")
     build(engine, image, progress)
     return image

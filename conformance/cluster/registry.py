@@ -22,20 +22,22 @@ def backend(
     owner: owners.Owner | None = None,
     progress: embedded.Progress | None = None,
     kind_workers: int = 0,
+    kind_image: str | None = None,
     host_address: str | None = None,
     kube_version: str | None = None,
 ) -> base.ClusterBackend:
     """`owner`: the process a cluster the kit creates belongs to (embedded, kind: removed with it;
     see owners.py);
     `progress`: where lines about a slow start go (default: stderr); `kind_workers`: real kind
-    workers beside the control plane; `host_address`: this machine's address as an existing
+    workers beside the control plane; `kind_image`: the node image kind runs (None: the kit's);
+    `host_address`: this machine's address as an existing
     cluster's API server reaches it (default: the address it is reached from); `kube_version`: the
     pinned Kubernetes release an embedded cluster runs (None: the default)."""
     said: _Said = {"progress": progress} if progress else {}
     if name == "embedded":
         return embedded.EmbeddedBackend(owner=owner, kube_version=kube_version or versions.KUBERNETES_VERSION, **said)
     if name == "kind":
-        return kind.KindBackend(workers=kind_workers, owner=owner, **said)
+        return kind.KindBackend(workers=kind_workers, node_image=kind_image or kind.NODE_IMAGE, owner=owner, **said)
     if name == "existing":
         return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, **said)
     raise base.ClusterError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")

@@ -4,12 +4,13 @@ validated in one place."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import pathlib
 
 import pytest
 
-from conformance import config
+from conformance import cli, config
 from conformance.api import bridge
 
 
@@ -57,3 +58,47 @@ def test_settings_are_validated_in_one_place() -> None:
     assert any("the kit runs v1.31.3" in p for p in config.BackendConfig(kube_version="1.29").validate())
     assert any("only the embedded backend chooses its Kubernetes" in p for p in config.BackendConfig("kind", kube_version="1.35").validate())
     assert not config.BackendConfig(kube_version="v1.35").validate()
+
+
+def _dests(parser: argparse.ArgumentParser, *path: str) -> dict[str, argparse.Action]:
+    """The actions of `vck <path...>`'s parser by their dest."""
+    for word in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[word]
+    return {a.dest: a for a in parser._actions}
+
+
+def test_every_option_field_is_a_flag_whose_dest_is_the_fields_path() -> None:
+    """What makes a new run option one field and its flag: `vck run` (and, for the backend's fields,
+    `vck cluster up`) sets each field through a flag whose dest is the field's path."""
+    parser = cli.build_parser()
+    run, up = _dests(parser, "run"), _dests(parser, "cluster", "up")
+    for owner, field, _ in config.option_fields():
+        path = f"backend.{field.name}" if owner == "backend" else field.name
+        assert path in run, f"`vck run` has no flag for {path}"
+        if owner == "backend":
+            assert path in up, f"`vck cluster up` has no flag for {path}"
+
+
+def test_the_command_line_becomes_the_configuration_by_field_name() -> None:
+    args = cli.build_parser().parse_args([
+        "run", "/tmp/a", "/tmp/b", "--suite", "gang,queue", "--suite", "preempt", "-k", "not slow", "--impl", "volcano:v1.15.1",
+        "--backend", "kind", "--kind-workers", "2", "--kind-image", "kindest/node:v1.34.0", "--jobs", "3", "--time-scale", "2",
+        "--reports", "/tmp/r", "--run-id", "x", "--timeout", "30m", "--repeat", "2", "--stress", "1", "--durations", "/tmp/d.json", "--shard", "1/2",
+    ])
+    run = config.from_args(config.RunConfig, vars(args))
+    assert run.scenarios == (pathlib.Path("/tmp/a"), pathlib.Path("/tmp/b")) and run.suites == ("gang", "queue", "preempt")
+    assert (run.keyword, run.implementation, run.jobs, run.time_scale, run.run_id, run.timeout_s, run.repeat, run.stress, run.shard) == ("not slow", "volcano:v1.15.1", "3", 2.0, "x", 1800.0, 2, 1, "1/2")
+    assert (run.reports, run.durations) == (pathlib.Path("/tmp/r"), pathlib.Path("/tmp/d.json"))
+    assert run.backend == config.BackendConfig("kind", kind_workers=2, kind_image="kindest/node:v1.34.0")
+    assert not run.validate_settings()
+    # Flags left out keep the fields' defaults.
+    plain = config.from_args(config.RunConfig, vars(cli.build_parser().parse_args(["run"])))
+    assert _settings(plain) == _settings(config.RunConfig())
+    cluster = cli._cluster_config_of(cli.build_parser().parse_args(["cluster", "up", "--name", "c", "--kube-version", "1.34", "--nodes", "2"]))
+    assert (cluster.name, cluster.nodes, cluster.backend) == ("c", "2", config.BackendConfig(kube_version="1.34"))
+
+
+def test_a_node_image_is_the_kind_backends_only() -> None:
+    assert any("only the kind backend runs a node image" in p for p in config.BackendConfig(kind_image="kindest/node:v1.34.0").validate())
+    assert not config.BackendConfig("kind", kind_image="kindest/node:v1.34.0").validate()

@@ -17,10 +17,12 @@ from conformance.cluster import (
     docker,
     embedded,
     kind,
+    kind_image,
     kind_workloads,
     nodes,
     owners,
 )
+from conformance.toolchain import errors
 
 
 def test_config_puts_the_control_plane_first_then_the_real_workers() -> None:
@@ -119,3 +121,16 @@ def test_list_shows_the_kind_clusters_the_kit_created_and_whose_owner_is_gone(tm
     assert (listed["vck-killed"].owner_alive, listed["vck-running"].owner_alive, listed["vck-reused"].owner) == (False, True, None)
     with pytest.raises(base.ClusterError, match=r"'kind' is taken"):
         embedded.EmbeddedBackend(state_root=tmp_path).up("kind", ())
+
+
+def test_a_users_node_image_is_pulled_or_refused_never_built_here(tmp_path: pathlib.Path) -> None:
+    """`--kind-image`: the kit's recipe would put its own Kubernetes under the user's name."""
+    calls = tmp_path / "calls"
+    stand_in = tmp_path / "docker"
+    stand_in.write_text(f'#!/bin/sh\necho "$@" >> {calls}\necho "Error response from daemon: pull access denied for mine" >&2\nexit 1\n')
+    stand_in.chmod(0o755)
+    with pytest.raises(errors.ToolchainError) as err:
+        kind_image.ensure(docker.Engine(str(stand_in)), "mine:1", progress=lambda _: None, buildable=False)
+    assert "pull access denied for mine" in str(err.value) and "--kind-image" in str(err.value)
+    assert calls.read_text().splitlines() == ["image inspect mine:1", "pull mine:1"]
+    assert kind.KindBackend(node_image="mine:1").node_image == "mine:1"

@@ -178,9 +178,8 @@ def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Record
     """Apply the setup objects, run the steps, then judge the expectations that apply to the
     implementation's Volcano release, appending each check; the reason when a step made the
     scenario fail (None otherwise)."""
-    for manifest in sc.setup:
-        steps.apply(step_ctx, manifest, None, "setup")
     try:
+        steps.apply_setup(step_ctx, sc.setup)
         for step in sc.steps:
             check = steps.run(step_ctx, step)
             if check is not None:

@@ -1,0 +1,81 @@
+"""A scenario's setup on a real API server (runner.steps.apply_setup): a child Queue whose parent
+is created earlier in the same setup is created only once the parent is seen Open, and a parent
+nobody opens fails the setup in a wait step's words. No implementation runs in the cluster: the
+test opens the parent itself, as a queue controller would."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Iterator
+
+import kubernetes
+import pytest
+
+from conformance.cluster import resources
+from conformance.impl import crds, queues, reference
+from conformance.observe import recorder
+from conformance.runner import steps
+from tests.clusters import OwnCluster
+
+pytestmark = pytest.mark.cluster
+
+QUEUE = resources.lookup("Queue")
+
+
+@pytest.fixture
+def step_context(own_cluster: OwnCluster) -> Iterator[steps.StepContext]:
+    crds.install(own_cluster.api, sorted((reference.package_dir() / "crds").glob("*.yaml")), "the reference")
+    client = resources.Client(own_cluster.api)
+    rec = recorder.Recorder(client, "default", [QUEUE])
+    rec.start()
+    ctx = steps.StepContext(client, "default", rec, 0.1)  # a 3 s wait for a parent
+    try:
+        yield ctx
+    finally:
+        rec.stop()
+        for _, name in reversed(ctx.created_cluster_objects):
+            client.delete(QUEUE, name, None)
+
+
+def queue(name: str, parent: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"weight": 1, **({"parent": parent} if parent else {})}
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": spec}
+
+
+def test_a_child_queue_waits_for_its_parent_to_be_open(own_cluster: OwnCluster, step_context: steps.StepContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    parent, child, other = (f"{n}-{os.getpid()}" for n in ("parent", "child", "other"))
+    client = step_context.client
+    seen_at_create: dict[str, str | None] = {}
+    create = client.create
+
+    def recording_create(kind: resources.Kind, body: Any, namespace: str | None, dry_run: bool = False) -> dict[str, Any]:
+        if body["spec"].get("parent") == parent:
+            seen_at_create[body["metadata"]["name"]] = client.get(QUEUE, parent, None).get("status", {}).get("state")
+        return create(kind, body, namespace, dry_run)
+
+    monkeypatch.setattr(client, "create", recording_create)
+
+    def open_parent() -> None:  # as the queue controller: once the parent exists, open it
+        custom = kubernetes.client.CustomObjectsApi(own_cluster.api)
+        watch = kubernetes.watch.Watch()
+        for event in watch.stream(custom.list_cluster_custom_object, *queues.QUEUES, field_selector=f"metadata.name={parent}", timeout_seconds=60):
+            if event["type"] == "ADDED":
+                custom.patch_cluster_custom_object_status(*queues.QUEUES, parent, {"status": {"state": "Open"}})
+                watch.stop()
+
+    opener = threading.Thread(target=open_parent)
+    opener.start()
+    try:
+        steps.apply_setup(step_context, [queue(parent), queue(child, parent), queue(other, "root")])
+    finally:
+        opener.join()
+    assert seen_at_create == {child: "Open"}
+    assert [name for _, name in step_context.created_cluster_objects] == [parent, child, other]
+
+
+def test_a_parent_nobody_opens_fails_the_setup(step_context: steps.StepContext) -> None:
+    parent, child = f"shut-{os.getpid()}", f"shut-child-{os.getpid()}"
+    with pytest.raises(steps.StepFailed, match=rf"timed out waiting: .*Queue.*{parent}.*Open"):
+        steps.apply_setup(step_context, [queue(parent), queue(child, parent)])
+    assert [name for _, name in step_context.created_cluster_objects] == [parent]

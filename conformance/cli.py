@@ -190,6 +190,9 @@ def _matrix(args: argparse.Namespace) -> int:
     for spec in outcome.missing:
         print(f"vck matrix: {spec}: no report was written", file=sys.stderr)
     print(f"report: {outcome.folder}/index.html, matrix.json")
+    if outcome.interrupted:
+        print(f"vck matrix: INTERRUPTED by {outcome.interrupted}", file=sys.stderr)
+        return interrupts.RECORD.exit_status()
     return 1 if outcome.missing else 0
 
 

@@ -15,6 +15,7 @@ import re
 from typing import Callable, Sequence
 
 from conformance import config as run_config
+from conformance import interrupts
 from conformance.api import run as runs
 from conformance.bench import figures as bench_figures
 from conformance.bench import render as bench_render
@@ -57,6 +58,9 @@ class MatrixOutcome:
     bench: bench_figures.Report | None
     # Columns whose run wrote no report (interrupted before any verdict, refused...).
     missing: tuple[str, ...]
+    # What ended the matrix early (Ctrl-C, a CI cancel): the columns after it never ran and there
+    # is no bench; None when every column ran.
+    interrupted: str | None = None
 
 
 def label(spec: str) -> str:
@@ -70,7 +74,15 @@ def run_matrix(config: MatrixConfig, progress: Callable[[str], None]) -> MatrixO
     folder = config.run.reports / matrix_id
     columns: list[matrix.Column] = []
     missing: list[str] = []
-    for spec in config.implementations:
+    stopped: str | None = None
+    for done, spec in enumerate(config.implementations):
+        if interrupts.RECORD.received is not None:
+            # A signal ends the matrix, not only the column it came in: each column's run takes
+            # it as its own interruption and returns.
+            stopped = f"{interrupts.RECORD.describe()} during {config.implementations[done - 1]}; not run: {', '.join(config.implementations[done:])}"
+            progress(f"matrix: {stopped}")
+            missing += config.implementations[done:]
+            break
         progress(f"matrix: {spec}")
         column = copy.copy(config.run)
         column.implementation, column.run_id, column.reports = spec, label(spec), folder
@@ -80,8 +92,11 @@ def run_matrix(config: MatrixConfig, progress: Callable[[str], None]) -> MatrixO
             missing.append(spec)
             continue
         columns.append(matrix.Column(label(spec), outcome.run))
+    if stopped is None and interrupts.RECORD.received is not None:
+        stopped = f"{interrupts.RECORD.describe()} during {config.implementations[-1]}"
+        progress(f"matrix: {stopped}")
     report = None
-    if config.bench is not None:
+    if config.bench is not None and stopped is None:
         first, *rest = config.implementations
         report = bench.run(dataclasses.replace(config.bench, impl=first, vs=None, more=tuple(rest), out=folder / "bench"), progress)
     table = matrix.rows(columns)
@@ -94,4 +109,4 @@ def run_matrix(config: MatrixConfig, progress: Callable[[str], None]) -> MatrixO
     bench_json = bench_figures.to_json(report) if report is not None else None
     (folder / "matrix.json").write_text(json.dumps(matrix.to_json(columns, table, bench_json), indent=1) + "\n")
     (folder / "index.html").write_text(matrix.render(columns, table, pages, bench_render.matrix_section(report) if report is not None else ""), encoding="utf-8")
-    return MatrixOutcome(folder, tuple(columns), tuple(table), report, tuple(missing))
+    return MatrixOutcome(folder, tuple(columns), tuple(table), report, tuple(missing), stopped)

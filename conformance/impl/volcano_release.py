@@ -8,7 +8,9 @@ Where they are registered, upstream (the same files from v1.10 to v1.15):
   by its `Name()` method;
 - plugins: pkg/scheduler/plugins/factory.go, `framework.RegisterPluginBuilder(<pkg>.PluginName, ...)`,
   each package declaring its `PluginName` constant;
-- job plugins: pkg/controllers/job/plugins/factory.go, `RegisterPluginBuilder("<name>", ...)`.
+- job plugins: pkg/controllers/job/plugins/factory.go, `RegisterPluginBuilder("<name>", ...)`;
+- controllers and admission webhooks: a folder each, pkg/controllers/<name> and
+  pkg/webhooks/admission/<name>s.
 
 The Go is read with regular expressions, not compiled: a layout this reader does not recognise
 gives None, and the adapter then claims the file's list (never less than it knows).
@@ -24,8 +26,11 @@ from typing import Callable
 ACTIONS_FACTORY = "pkg/scheduler/actions/factory.go"
 PLUGINS_FACTORY = "pkg/scheduler/plugins/factory.go"
 JOB_PLUGINS_FACTORY = "pkg/controllers/job/plugins/factory.go"
-# The capability kinds whose names come from the release (the others stay as the file says).
+# The capability kinds whose names come from the release's factories.
 KINDS = ("action", "plugin", "jobplugin")
+# The kinds whose claims in the file hold only where the release has the part's folder (v1.12 has
+# no CronJob controller or webhook: they came with v1.13). The others stay as the file says.
+FOLDERS = {"controller": "pkg/controllers/{}", "admission": "pkg/webhooks/admission/{}s"}
 MODULE = "volcano.sh/volcano/"
 
 _IMPORT = re.compile(r'^\s*(?:(\w+)\s+)?"' + re.escape(MODULE) + r'([^"]+)"', re.MULTILINE)
@@ -64,11 +69,18 @@ def read(source: pathlib.Path) -> Registered | None:
 
 def claims(file_claims: frozenset[str], source: pathlib.Path | None) -> frozenset[str]:
     """The file's claims with its actions, plugins and job plugins replaced by what the release at
-    `source` registers; the file's claims as they are when the source cannot be read."""
+    `source` registers, and its controllers and webhooks kept where the release has them; the
+    file's claims as they are when the source cannot be read."""
     registered = read(source) if source is not None else None
-    if registered is None:
+    if source is None or registered is None:
         return file_claims
-    return frozenset({c for c in file_claims if c.split(":", 1)[0] not in KINDS} | registered.claims())
+    kept = set()
+    for claim in file_claims:
+        kind, _, name = claim.partition(":")
+        if kind in KINDS or (kind in FOLDERS and not (source / FOLDERS[kind].format(name)).is_dir()):
+            continue
+        kept.add(claim)
+    return frozenset(kept | registered.claims())
 
 
 def _names(source: pathlib.Path, factory: str, registered: re.Pattern[str], name_of: Callable[[pathlib.Path], str]) -> frozenset[str]:

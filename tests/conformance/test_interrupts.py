@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO
+from typing import IO, Sequence
 
 import pytest
 
@@ -36,9 +36,10 @@ EXIT_TIMEOUT_S = 120.0
 
 
 class Run:
-    """`vck run` in a session of its own, its output read line by line as it comes."""
+    """`vck run` (or the `command` given) in a session of its own, its output read line by line as
+    it comes."""
 
-    def __init__(self, tmp_path: pathlib.Path, *extra: str) -> None:
+    def __init__(self, tmp_path: pathlib.Path, *extra: str, command: Sequence[str] | None = None) -> None:
         self.tmp_path = tmp_path
         self.reports = tmp_path / "reports"
         self.state = tmp_path / "state"
@@ -48,7 +49,7 @@ class Run:
         self.lines: list[str] = []
         self._seen = threading.Condition()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "conformance.cli", "run", *SELECTION, "--jobs", "1", "--reports", str(self.reports), "--run-id", "run", *extra],
+            [sys.executable, "-m", "conformance.cli", *(command or ("run", *SELECTION, "--jobs", "1", "--reports", str(self.reports), "--run-id", "run")), *extra],
             cwd=suite_runs.REPO, env={**os.environ, "VCK_STATE_DIR": str(self.state), "VCK_REFERENCE_WORKDIR": str(tmp_path / "reference"), "TMPDIR": str(self.temp)},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
         )
@@ -116,6 +117,20 @@ def test_interrupted_during_a_scenario(tmp_path: pathlib.Path, signum: signal.Si
     assert data["summary"]["certified"] is False and data["summary"]["not_run"] == 1
     assert [s["status"] for s in data["scenarios"]] == ["passed"]
     assert_interrupted_and_clean(run, signum, code)
+
+
+def test_an_interrupted_matrix_runs_no_further_column(tmp_path: pathlib.Path) -> None:
+    """A signal ends the whole `vck matrix`, not only the column it came in (each column's run
+    takes it as its own interruption and returns)."""
+    run = Run(tmp_path, command=("matrix", "reference,reference:broken=gang", *SELECTION, "--jobs", "1", "--reports", str(tmp_path / "reports"), "--matrix-id", "m"))
+    run.wait_for("[1/2")
+    code = run.signal(signal.SIGINT)
+    out = run.output()
+    assert code == STATUS[signal.SIGINT], out[-3000:]
+    assert "matrix: SIGINT during reference; not run: reference:broken=gang" in out, out[-3000:]
+    assert "matrix: reference:broken=gang\n" not in out and not (run.reports / "m" / "reference-broken-gang").exists()
+    assert "vck matrix: INTERRUPTED by SIGINT" in out
+    assert not processes.under(run.state), "processes left behind"
 
 
 def test_a_parallel_run_interrupted_leaves_nothing(tmp_path: pathlib.Path) -> None:

@@ -25,13 +25,17 @@ def test_the_factories_name_actions_plugins_and_job_plugins() -> None:
     assert found.job_plugins == {"ssh", "env", "svc"}
 
 
-def test_the_release_replaces_the_files_actions_plugins_and_job_plugins_only() -> None:
+def test_the_release_replaces_the_files_actions_plugins_and_job_plugins_and_keeps_the_parts_it_has() -> None:
     file_claims = volcano.claims()
     claimed = volcano_release.claims(file_claims, TREE)
     assert {"jobplugin:ray", "plugin:proportion", "action:preempt"} <= file_claims - claimed
     assert {"action:allocate", "plugin:task-topology", "jobplugin:svc"} <= claimed
-    # What the factories do not say stays as the file says.
-    assert {c for c in claimed if c.split(":")[0] not in volcano_release.KINDS} == {c for c in file_claims if c.split(":")[0] not in volcano_release.KINDS}
+    # Controllers and webhooks: only those whose folder the release has.
+    assert {"controller:queue", "admission:job"} <= claimed
+    assert not {"controller:cronjob", "admission:cronjob", "controller:podgroup", "admission:queue"} & claimed
+    # What neither the factories nor the folders say stays as the file says.
+    judged = (*volcano_release.KINDS, *volcano_release.FOLDERS)
+    assert {c for c in claimed if c.split(":")[0] not in judged} == {c for c in file_claims if c.split(":")[0] not in judged}
 
 
 def test_a_source_the_reader_cannot_place_keeps_the_files_claims(tmp_path: pathlib.Path) -> None:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import pathlib
 
 from conformance.impl import base, preinstalled, reference, volcano, volcano_install
@@ -44,7 +45,7 @@ def implementation(spec: str) -> base.Implementation:
             spec_ = volcano_install.parse(method, arg)
         except volcano_install.InstallSpecError as err:
             raise base.ImplementationError(f"--vck-impl {spec!r}: {err}") from err
-        return volcano_install.VolcanoInstalled(spec_, volcano.claims(), volcano_install.run_command)
+        return volcano_install.VolcanoInstalled(spec_, functools.partial(volcano.release_claims, spec_.tag), volcano_install.run_command)
     if name == "volcano":
         if arg.startswith("src="):
             return volcano.Volcano(source=pathlib.Path(arg.removeprefix("src=")))

@@ -36,6 +36,7 @@ from conformance.impl import (
     volcano_release,
     volcano_webhooks,
 )
+from conformance.scenario import releases
 from conformance.toolchain import errors, versions, volcano_resolve, volcano_source
 from conformance.toolchain import volcano as volcano_recipe
 
@@ -58,6 +59,21 @@ def claims() -> frozenset[str]:
     adapter narrows or widens its actions and plugins to what the release registers."""
     doc = yaml.safe_load(CAPABILITIES_FILE.read_text())
     return frozenset(doc["capabilities"])
+
+
+def release_claims(tag: str) -> frozenset[str]:
+    """What a release installed from its chart or manifests claims: the file's claims narrowed by
+    the release's source where it is at hand without building anything (Go's module cache, the
+    module proxy, or a checkout through VCK_VOLCANO_GIT); the file's claims otherwise, and for a
+    tag that is not a release (a CI build's)."""
+    if releases.parse_release(tag) is None:
+        return claims()
+    try:
+        source = volcano_resolve.source_dir(tag, lambda line: log.info("%s", line))
+    except errors.ToolchainError as err:
+        log.info("claims of Volcano %s from the file only: %s", tag, err)
+        return claims()
+    return volcano_release.claims(claims(), source)
 
 
 class Volcano(three_parts.ThreeParts):

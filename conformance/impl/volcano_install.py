@@ -342,7 +342,7 @@ class VolcanoInstalled:
     def __init__(
         self,
         spec: InstallSpec,
-        capabilities: frozenset[str],
+        capabilities: frozenset[str] | Callable[[], frozenset[str]],
         runner: Callable[[Sequence[str], str | None], None],
         kubectl: str | None = None,
         kind: str | None = None,
@@ -350,6 +350,7 @@ class VolcanoInstalled:
         build_images: Callable[[str], Images] | None = None,
     ) -> None:
         self.spec = spec
+        # The claims, or how to find them once asked (reading the release's source is not free).
         self._caps = capabilities
         # Runs one command (argv, stdin text or None); raises on a non-zero exit.
         self._run = runner
@@ -367,6 +368,8 @@ class VolcanoInstalled:
         self._logs_dir: tempfile.TemporaryDirectory[str] | None = None
 
     def capabilities(self) -> frozenset[str]:
+        if callable(self._caps):
+            self._caps = self._caps()
         return self._caps
 
     def volcano_release(self) -> str | None:

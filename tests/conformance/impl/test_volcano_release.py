@@ -9,8 +9,9 @@ import shutil
 import pytest
 
 from conformance import data
-from conformance.impl import volcano, volcano_release
+from conformance.impl import registry, volcano, volcano_release
 from conformance.scenario import loader
+from conformance.toolchain import errors, volcano_resolve
 
 TREE = pathlib.Path(__file__).parents[2] / "data" / "volcano_release"
 
@@ -62,3 +63,22 @@ def test_a_release_without_the_ray_plugin_does_not_claim_the_ray_scenarios(tmp_p
     assert "jobplugin:ray" in ray.capabilities() - impl.capabilities()
     env = loader.load_file(next((data.scenarios() / "plugins").glob("env-*.yaml")))
     assert not {c for c in env.capabilities() - impl.capabilities() if c.startswith("jobplugin:")}
+
+
+def test_an_installed_release_claims_what_its_source_registers_where_the_source_is_at_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str] = []
+
+    def source_dir(version: str, progress: object = None) -> pathlib.Path:
+        asked.append(version)
+        if version == "v1.11.2":
+            raise errors.ToolchainError("download volcano.sh/volcano@v1.11.2", "403 Forbidden")
+        return TREE
+
+    monkeypatch.setattr(volcano_resolve, "source_dir", source_dir)
+    helm = registry.implementation("volcano-helm:tag=v1.12.4")
+    assert asked == [], "nothing is read before the claims are asked for"
+    assert "jobplugin:ray" not in helm.capabilities() and "action:allocate" in helm.capabilities()
+    assert asked == ["v1.12.4"]
+    # Without the source (offline, no module proxy), and for a tag that is not a release: the file's.
+    assert volcano.release_claims("v1.11.2") == volcano.claims()
+    assert volcano.release_claims("ci-build-42") == volcano.claims() and asked == ["v1.12.4", "v1.11.2"]

@@ -53,7 +53,16 @@ def _cluster_config(args: argparse.Namespace) -> api.ClusterConfig:
 
 
 def _cluster_config_of(args: argparse.Namespace) -> api.ClusterConfig:
-    return run_config.from_args(api.ClusterConfig, vars(args))
+    config = run_config.from_args(api.ClusterConfig, vars(args))
+    _existing_when_kubeconfig(args, config.backend, f"vck cluster {getattr(args, 'verb', '')}".strip())
+    return config
+
+
+def _existing_when_kubeconfig(args: argparse.Namespace, backend: api.BackendConfig, command: str) -> None:
+    """`--kubeconfig` without `--backend` means the existing backend (said, so it is never a surprise)."""
+    if getattr(args, "backend.name") is None and backend.kubeconfig:
+        backend.name = "existing"
+        print(f"{command}: --kubeconfig given without --backend: using the existing backend on {backend.kubeconfig}", file=sys.stderr)
 
 
 def _cluster_up(args: argparse.Namespace) -> int:
@@ -115,9 +124,7 @@ def _duration(text: str) -> float:
 
 def _run(args: argparse.Namespace) -> int:
     config = run_config.from_args(api.RunConfig, vars(args))
-    if getattr(args, "backend.name") is None and config.backend.kubeconfig:
-        config.backend.name = "existing"
-        print(f"vck run: --kubeconfig given without --backend: using the existing backend on {config.backend.kubeconfig}", file=sys.stderr)
+    _existing_when_kubeconfig(args, config.backend, "vck run")
     problems = api.problems(config)
     if config.collect_only and not problems:
         outcome = api.run(config)
@@ -191,7 +198,7 @@ def _matrix(args: argparse.Namespace) -> int:
         print(f"vck matrix: {spec}: no report was written", file=sys.stderr)
     print(f"report: {outcome.folder}/index.html, matrix.json")
     if outcome.interrupted:
-        print(f"vck matrix: INTERRUPTED by {outcome.interrupted}", file=sys.stderr)
+        print(f"vck matrix: INTERRUPTED by {outcome.interrupted}; the matrix holds the columns that ran", file=sys.stderr)
         return interrupts.RECORD.exit_status()
     return 1 if outcome.missing else 0
 
@@ -295,15 +302,18 @@ def _selection_flags(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("-k", dest="keyword", default=None, help="only scenarios whose id matches this pytest -k expression")
 
 
-def _backend_flags(cmd: argparse.ArgumentParser) -> None:
-    """The cluster backend's flags, the same for `vck run` and `vck cluster`."""
+def _backend_flags(cmd: argparse.ArgumentParser, starts: bool = True) -> None:
+    """The cluster backend's flags, the same for `vck run` and `vck cluster`; `starts`: also those
+    that only matter when a cluster is started (not for `cluster down` or `status`)."""
     cmd.add_argument("--backend", dest="backend.name", choices=registry.BACKENDS, default=None, help="embedded (default), kind, or existing (the default when --kubeconfig is given)")
     cmd.add_argument("--kubeconfig", dest="backend.kubeconfig", help="existing backend: the kubeconfig to use")
     cmd.add_argument("--context", dest="backend.context", help="existing backend: the context to use")
+    if not starts:
+        return
     cmd.add_argument("--host-address", dest="backend.host_address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
     cmd.add_argument("--kind-workers", dest="backend.kind_workers", type=int, default=None, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
-    cmd.add_argument("--kind-image", dest="backend.kind_image", default=None, help=f"kind backend: a node image you have (present in the engine, or pullable) instead of the kit's {versions.KIND_NODE_IMAGE}, built here when missing")
-    cmd.add_argument("--kube-version", dest="backend.kube_version", default=None, help=f"embedded backend: the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default: `vck run` the one the implementation was built against, else {versions.KUBERNETES_VERSION})")
+    cmd.add_argument("--kind-image", dest="backend.kind_image", default=None, help=f"kind backend: a node image you have, present in the engine or pullable, never built here (default: the kit's {versions.KIND_NODE_IMAGE}, built here when missing)")
+    cmd.add_argument("--kube-version", dest="backend.kube_version", default=None, help=f"embedded backend: the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default: for `vck run`, the one the implementation was built against; else {versions.KUBERNETES_VERSION})")
 
 
 class _CommaList(argparse.Action):
@@ -421,11 +431,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("status", _cluster_status, "say whether the cluster is running"),
     ):
         cmd = csub.add_parser(verb, help=text)
-        _backend_flags(cmd)
+        _backend_flags(cmd, starts=verb == "up")
         cmd.add_argument("--name", default="vck", help="cluster name (default: vck)")
         if verb == "up":
             cmd.add_argument("--nodes", default=None, help=f"node groups, e.g. '4:cpu=8,memory=32Gi;2:nvidia.com/gpu=8,label:gpu=yes' (default: {nodes.DEFAULT_SPEC} nodes of {nodes.DEFAULT_CPU} cpu, {nodes.DEFAULT_MEMORY})")
-        cmd.set_defaults(func=func)
+        cmd.set_defaults(func=func, verb=verb)
     csub.add_parser("list", help="every cluster the kit started (embedded, kind), with its owner and whether the owner still runs").set_defaults(func=_cluster_list)
     csub.add_parser("prune", help="remove every cluster the kit started whose owner is gone (a `vck run` killed with -9, say)").set_defaults(func=_cluster_prune)
     return parser

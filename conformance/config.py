@@ -16,6 +16,7 @@ import dataclasses
 import importlib.metadata
 import json
 import pathlib
+import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from conformance import data, parallel, shards
@@ -72,7 +73,7 @@ class BackendConfig:
     kube_version: str | None = option(None, "--vck-kube-version", "embedded backend: the Kubernetes release to run (a minor such as 1.34)")
     # A node image a user already has (kind's published kindest/node:<version>, say) instead of
     # the one the kit builds offline; None: the kit's (conformance/cluster/kind_image.py).
-    kind_image: str | None = option(None, "--vck-kind-image", "kind backend: the node image to run (default: the kit's kindest/node of its Kubernetes, built here when missing)")
+    kind_image: str | None = option(None, "--vck-kind-image", "kind backend: a node image you have (present or pullable) instead of the kit's kindest/node, which it builds here when missing")
 
     def validate(self) -> list[str]:
         problems = []
@@ -91,6 +92,17 @@ class BackendConfig:
                 # kind's node image and an existing cluster run the Kubernetes they have.
                 problems.append(f"--kube-version {self.kube_version}: only the embedded backend chooses its Kubernetes ({self.name} runs {'its own' if self.name == 'existing' else versions.KUBERNETES_VERSION})")
         return problems
+
+    def kubernetes(self) -> str:
+        """The Kubernetes release the backend runs, as a report states it: the one chosen for an
+        embedded cluster; for kind, a user's node image's tag where it names a release
+        (`kindest/node:v1.34.0`), else the image itself; else the kit's default."""
+        if self.kube_version is not None:
+            return versions.kube_version(self.kube_version)
+        if self.kind_image is not None:
+            tagged = re.search(r":(v\d+\.\d+\.\d+)(?:$|[@-])", self.kind_image)
+            return tagged.group(1) if tagged else f"as in the node image {self.kind_image}"
+        return versions.KUBERNETES_VERSION
 
     def backend(self, progress: Callable[[str], None] | None = None, owner: owners.Owner | None = None) -> base.ClusterBackend:
         from conformance.cluster import registry

@@ -61,6 +61,8 @@ class MatrixOutcome:
     # What ended the matrix early (Ctrl-C, a CI cancel): the columns after it never ran and there
     # is no bench; None when every column ran.
     interrupted: str | None = None
+    # The columns a signal kept from running.
+    not_run: tuple[str, ...] = ()
 
 
 def label(spec: str) -> str:
@@ -75,14 +77,7 @@ def run_matrix(config: MatrixConfig, progress: Callable[[str], None]) -> MatrixO
     columns: list[matrix.Column] = []
     missing: list[str] = []
     stopped: str | None = None
-    for done, spec in enumerate(config.implementations):
-        if interrupts.RECORD.received is not None:
-            # A signal ends the matrix, not only the column it came in: each column's run takes
-            # it as its own interruption and returns.
-            stopped = f"{interrupts.RECORD.describe()} during {config.implementations[done - 1]}; not run: {', '.join(config.implementations[done:])}"
-            progress(f"matrix: {stopped}")
-            missing += config.implementations[done:]
-            break
+    for done, spec in enumerate(config.implementations, start=1):
         progress(f"matrix: {spec}")
         column = copy.copy(config.run)
         column.implementation, column.run_id, column.reports = spec, label(spec), folder
@@ -90,11 +85,15 @@ def run_matrix(config: MatrixConfig, progress: Callable[[str], None]) -> MatrixO
         outcome = runs.run(column, progress)
         if outcome.run is None:
             missing.append(spec)
-            continue
-        columns.append(matrix.Column(label(spec), outcome.run))
-    if stopped is None and interrupts.RECORD.received is not None:
-        stopped = f"{interrupts.RECORD.describe()} during {config.implementations[-1]}"
-        progress(f"matrix: {stopped}")
+        else:
+            columns.append(matrix.Column(label(spec), outcome.run))
+        if interrupts.RECORD.received is not None:
+            # A signal ends the matrix, not only the column it came in: the column's run took it
+            # as its own interruption and returned.
+            left = config.implementations[done:]
+            stopped = f"{interrupts.RECORD.describe()} during {spec}" + (f"; not run: {', '.join(left)}" if left else "")
+            progress(f"matrix: {stopped}")
+            break
     report = None
     if config.bench is not None and stopped is None:
         first, *rest = config.implementations
@@ -107,6 +106,7 @@ def run_matrix(config: MatrixConfig, progress: Callable[[str], None]) -> MatrixO
         (folder / page).write_text(diff.render(before.run, after.run, diff.differences(before.run, after.run)), encoding="utf-8")
         pages.append(page)
     bench_json = bench_figures.to_json(report) if report is not None else None
-    (folder / "matrix.json").write_text(json.dumps(matrix.to_json(columns, table, bench_json), indent=1) + "\n")
+    (folder / "matrix.json").write_text(json.dumps(matrix.to_json(columns, table, bench_json, stopped), indent=1) + "\n")
     (folder / "index.html").write_text(matrix.render(columns, table, pages, bench_render.matrix_section(report) if report is not None else ""), encoding="utf-8")
-    return MatrixOutcome(folder, tuple(columns), tuple(table), report, tuple(missing), stopped)
+    not_run = tuple(config.implementations[len(columns) + len(missing):])
+    return MatrixOutcome(folder, tuple(columns), tuple(table), report, tuple(missing), stopped, not_run)

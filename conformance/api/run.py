@@ -200,7 +200,7 @@ def _kubernetes(config: run_config.RunConfig, implementation: object, progress: 
         if built_for:
             config.backend.kube_version = versions.nearest_kube(built_for)
             progress(f"kubernetes: {config.backend.kube_version} (the implementation was built against {built_for})")
-    return versions.kube_version(config.backend.kube_version) if config.backend.kube_version else versions.KUBERNETES_VERSION
+    return config.backend.kubernetes()
 
 
 def _timed(name: str, work: Callable[[], object]) -> dict[str, float]:
@@ -223,7 +223,7 @@ def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected
         backend=config.backend.name,
         versions={
             "kit": run_config.KIT_VERSION,
-            "kubernetes": versions.kube_version(config.backend.kube_version) if config.backend.kube_version else versions.KUBERNETES_VERSION,
+            "kubernetes": config.backend.kubernetes(),
             "etcd": versions.ETCD_VERSION,
             "kwok": versions.KWOK_VERSION,
             **impl_versions,

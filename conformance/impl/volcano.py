@@ -115,8 +115,10 @@ class Volcano(three_parts.ThreeParts):
                 self._resolve()
             except impl_base.ImplementationError as err:
                 log.debug("claims of %s from the file only: %s", self.name, err)
-                return claims()
-            self._claims = volcano_release.claims(claims(), self._source)
+                self._claims = claims()  # once: every scenario asks, and ensure() meets the error again
+            else:
+                # None with VCK_VOLCANO_CRDS (the source is not looked for): the file's claims.
+                self._claims = volcano_release.claims(claims(), self._source)
         return self._claims
 
     def versions(self) -> dict[str, str]:

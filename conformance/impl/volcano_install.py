@@ -372,6 +372,11 @@ class VolcanoInstalled:
             self._caps = self._caps()
         return self._caps
 
+    def prepare(self, progress: Callable[[str], None]) -> None:
+        """Find the claims once, before any worker starts: reading the release's source may fetch
+        or extract it into the shared cache, which is done once, here; the workers then find it."""
+        self.capabilities()
+
     def volcano_release(self) -> str | None:
         """The tag's release; None for a tag that is not one (a private build's)."""
         return self.spec.tag if releases.parse_release(self.spec.tag) is not None else None

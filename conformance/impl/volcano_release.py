@@ -13,7 +13,7 @@ Where they are registered, upstream (the same files from v1.10 to v1.15):
   pkg/webhooks/admission/<name>s.
 
 The Go is read with regular expressions, not compiled: a layout this reader does not recognise
-gives None, and the adapter then claims the file's list (never less than it knows).
+gives None, and the adapter then claims the file's list for those kinds.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ KINDS = ("action", "plugin", "jobplugin")
 FOLDERS = {"controller": "pkg/controllers/{}", "admission": "pkg/webhooks/admission/{}s"}
 MODULE = "volcano.sh/volcano/"
 
-_IMPORT = re.compile(r'^\s*(?:(\w+)\s+)?"' + re.escape(MODULE) + r'([^"]+)"', re.MULTILINE)
+_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:(\w+)\s+)?"' + re.escape(MODULE) + r'([^"]+)"', re.MULTILINE)
+_LINE_COMMENT = re.compile(r"//[^\n]*")
 _PACKAGE = re.compile(r"^package\s+(\w+)", re.MULTILINE)
 _REGISTERED_ACTION = re.compile(r"RegisterAction\(\s*(\w+)\.New\(")
 _REGISTERED_PLUGIN = re.compile(r"RegisterPluginBuilder\(\s*(\w+)\.PluginName\b")
@@ -55,11 +56,16 @@ class Registered:
 
 
 def read(source: pathlib.Path) -> Registered | None:
-    """The release's registrations, or None when a factory is missing or names nothing."""
+    """The release's registrations, or None when a factory is missing, names nothing, or registers
+    something this reader cannot name (every registration call must be understood)."""
     try:
-        actions = _names(source, ACTIONS_FACTORY, _REGISTERED_ACTION, _action_name)
-        plugins = _names(source, PLUGINS_FACTORY, _REGISTERED_PLUGIN, _plugin_name)
-        job_plugins = frozenset(_REGISTERED_JOB_PLUGIN.findall((source / JOB_PLUGINS_FACTORY).read_text()))
+        actions = _names(source, ACTIONS_FACTORY, _REGISTERED_ACTION, "RegisterAction(", _action_name)
+        plugins = _names(source, PLUGINS_FACTORY, _REGISTERED_PLUGIN, "RegisterPluginBuilder(", _plugin_name)
+        text = _code(source / JOB_PLUGINS_FACTORY)
+        found = _REGISTERED_JOB_PLUGIN.findall(text)
+        if len(found) != text.count("RegisterPluginBuilder(") - text.count("func RegisterPluginBuilder("):
+            raise LookupError("a job plugin registered under a name this reader cannot read")
+        job_plugins = frozenset(found)
     except (OSError, LookupError):
         return None
     if not (actions and plugins and job_plugins):
@@ -69,26 +75,37 @@ def read(source: pathlib.Path) -> Registered | None:
 
 def claims(file_claims: frozenset[str], source: pathlib.Path | None) -> frozenset[str]:
     """The file's claims with its actions, plugins and job plugins replaced by what the release at
-    `source` registers, and its controllers and webhooks kept where the release has them; the
-    file's claims as they are when the source cannot be read."""
-    registered = read(source) if source is not None else None
-    if source is None or registered is None:
+    `source` registers, and its controllers and webhooks kept where the release has them. Each part
+    that cannot be read (a factory this reader does not understand, a tree without pkg/) leaves the
+    file's claims of its kinds as they are."""
+    if source is None:
         return file_claims
-    kept = set()
+    registered = read(source)
+    folders_known = (source / "pkg" / "controllers").is_dir() and (source / "pkg" / "webhooks" / "admission").is_dir()
+    kept: set[str] = set()
     for claim in file_claims:
         kind, _, name = claim.partition(":")
-        if kind in KINDS or (kind in FOLDERS and not (source / FOLDERS[kind].format(name)).is_dir()):
+        if registered is not None and kind in KINDS:
+            continue
+        if folders_known and kind in FOLDERS and not (source / FOLDERS[kind].format(name)).is_dir():
             continue
         kept.add(claim)
-    return frozenset(kept | registered.claims())
+    return frozenset(kept | (registered.claims() if registered is not None else frozenset()))
 
 
-def _names(source: pathlib.Path, factory: str, registered: re.Pattern[str], name_of: Callable[[pathlib.Path], str]) -> frozenset[str]:
-    text = (source / factory).read_text()
+def _code(path: pathlib.Path) -> str:
+    """A Go file without its line comments (a registration commented out is not one)."""
+    return _LINE_COMMENT.sub("", path.read_text())
+
+
+def _names(source: pathlib.Path, factory: str, registered: re.Pattern[str], call: str, name_of: Callable[[pathlib.Path], str]) -> frozenset[str]:
+    text = _code(source / factory)
+    found = registered.findall(text)
+    if len(found) != text.count(call):
+        raise LookupError(f"{factory}: a registration this reader cannot read")
     packages = _imported_packages(source, text)
     # LookupError (KeyError) when a registration names a package this reader cannot place.
-    return frozenset(name_of(packages[ident]) for ident in registered.findall(text))
-
+    return frozenset(name_of(packages[ident]) for ident in found)
 
 
 def _imported_packages(source: pathlib.Path, factory_text: str) -> dict[str, pathlib.Path]:

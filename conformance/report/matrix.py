@@ -67,8 +67,9 @@ def rows(columns: Sequence[Column]) -> list[Row]:
     return sorted(found.values(), key=lambda r: (not r.changes(), r.suite, r.id))
 
 
-def to_json(columns: Sequence[Column], table: Sequence[Row], bench: dict[str, Any] | None = None) -> dict[str, Any]:
-    """matrix.json; `bench` is the bench's own bench.json, when one ran."""
+def to_json(columns: Sequence[Column], table: Sequence[Row], bench: dict[str, Any] | None = None, interrupted: str | None = None) -> dict[str, Any]:
+    """matrix.json; `bench` is the bench's own bench.json, when one ran; `interrupted` what ended
+    the matrix before its last column (None: every column ran)."""
     return {
         "schema": SCHEMA,
         "columns": [
@@ -78,6 +79,7 @@ def to_json(columns: Sequence[Column], table: Sequence[Row], bench: dict[str, An
         ],
         "scenarios": [{"id": r.id, "suite": r.suite, "level": r.level, "verdicts": list(r.verdicts), "changes_at": r.changes()} for r in table],
         "bench": bench,
+        "interrupted": interrupted,
     }
 
 

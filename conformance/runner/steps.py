@@ -70,6 +70,8 @@ def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str |
     try:
         ctx.client.create(kind, body, ctx.namespace if kind.namespaced else None)
     except kubernetes.client.ApiException as err:
+        if not _refusal(err):
+            raise  # the API or the kit failed (or the object is already there): no answer of the implementation's
         message = _api_message(err)
         if expect_rejection is None:
             raise StepFailed(f"the API refused {kind.kind} {name}: HTTP {err.status}: {message}") from err
@@ -127,7 +129,7 @@ def apply_until_refused(ctx: StepContext, manifest: Mapping[str, Any], expect_re
         try:
             ctx.client.create(kind, body, ctx.namespace if kind.namespaced else None, dry_run=True)
         except kubernetes.client.ApiException as err:
-            if err.status is None or err.status >= 500 or err.status in (401, 404, 409):
+            if not _refusal(err):
                 raise  # the API or the kit failed: no answer of the implementation's
             message = _api_message(err)
             after = f" (dry run {attempts}, after {attempts - 1} accepted)" if attempts > 1 else ""
@@ -147,7 +149,7 @@ def refusable(ctx: StepContext, change: Callable[[], object], what: str, expect_
     try:
         change()
     except kubernetes.client.ApiException as err:
-        if err.status is None or err.status >= 500 or err.status in (401, 404, 409):
+        if not _refusal(err):
             raise  # the API or the kit failed (or the object is not there): no answer of the implementation's
         message = _api_message(err)
         if expect_rejection is None:
@@ -156,6 +158,13 @@ def refusable(ctx: StepContext, change: Callable[[], object], what: str, expect_
     if expect_rejection is not None:
         return results.Check(label, False, expected, "the API accepted it", ctx.rec.now())
     return None
+
+
+def _refusal(err: kubernetes.client.ApiException) -> bool:
+    """Whether the API's error is a refusal of the object (admission, a CRD's schema: 400, 403,
+    422...), which is the implementation's answer; a server error, a missing kind or object (404),
+    one already there (409) or a failed login (401) is not."""
+    return err.status is not None and err.status < 500 and err.status not in (401, 404, 409)
 
 
 def _api_message(err: kubernetes.client.ApiException) -> str:

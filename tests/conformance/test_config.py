@@ -102,3 +102,37 @@ def test_the_command_line_becomes_the_configuration_by_field_name() -> None:
 def test_a_node_image_is_the_kind_backends_only() -> None:
     assert any("only the kind backend runs a node image" in p for p in config.BackendConfig(kind_image="kindest/node:v1.34.0").validate())
     assert not config.BackendConfig("kind", kind_image="kindest/node:v1.34.0").validate()
+
+
+# Flags that set no config field: what the commands themselves read.
+NOT_CONFIG = {"help", "command", "func", "verb", "name", "nodes", "implementations", "matrix_id", "bench", "bench_nodes", "bench_pods", "bench_gang", "cluster_command"}
+
+
+@pytest.mark.parametrize("path", [("run",), ("matrix",), ("cluster", "up"), ("cluster", "down"), ("cluster", "status")])
+def test_every_flag_sets_a_field_of_its_config(path: tuple[str, ...]) -> None:
+    """The other way round: a flag whose dest names no field would be dropped without a word."""
+    fields = {f"backend.{f.name}" for f in dataclasses.fields(config.BackendConfig)} | {f.name for f in dataclasses.fields(config.RunConfig)}
+    stray = set(_dests(cli.build_parser(), *path)) - fields - NOT_CONFIG
+    assert not stray, f"`vck {' '.join(path)}` flags that set nothing: {sorted(stray)}"
+
+
+@pytest.mark.parametrize("command", [["run"], ["cluster", "up"], ["cluster", "down"], ["cluster", "status"]])
+def test_a_kubeconfig_without_a_backend_means_the_existing_backend(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    args = cli.build_parser().parse_args([*command, "--kubeconfig", "/tmp/k"])
+    if command == ["run"]:
+        backend = config.from_args(config.RunConfig, vars(args)).backend
+        cli._existing_when_kubeconfig(args, backend, "vck run")
+    else:
+        backend = cli._cluster_config_of(args).backend
+    assert (backend.name, backend.kubeconfig) == ("existing", "/tmp/k")
+    assert "--kubeconfig given without --backend: using the existing backend on /tmp/k" in capsys.readouterr().err
+    told = cli.build_parser().parse_args([*command, "--kubeconfig", "/tmp/k", "--backend", "kind"])
+    assert config.from_args(config.RunConfig, vars(told)).backend.name == "kind"
+
+
+def test_the_report_names_the_kubernetes_a_backend_runs() -> None:
+    assert config.BackendConfig(kube_version="1.34").kubernetes() == "v1.34.1"
+    assert config.BackendConfig("kind", kind_image="kindest/node:v1.34.0").kubernetes() == "v1.34.0"
+    assert config.BackendConfig("kind", kind_image="kindest/node:v1.34.0@sha256:abc").kubernetes() == "v1.34.0"
+    assert config.BackendConfig("kind", kind_image="mine:latest").kubernetes() == "as in the node image mine:latest"
+    assert config.BackendConfig("kind").kubernetes() == config.versions.KUBERNETES_VERSION

@@ -130,6 +130,8 @@ def test_an_interrupted_matrix_runs_no_further_column(tmp_path: pathlib.Path) ->
     assert "matrix: SIGINT during reference; not run: reference:broken=gang" in out, out[-3000:]
     assert "matrix: reference:broken=gang\n" not in out and not (run.reports / "m" / "reference-broken-gang").exists()
     assert "vck matrix: INTERRUPTED by SIGINT" in out
+    written = json.loads((run.reports / "m" / "matrix.json").read_text())
+    assert written["interrupted"].startswith("SIGINT during reference") and [c["implementation"] for c in written["columns"]] == ["reference"]
     assert not processes.under(run.state), "processes left behind"
 
 

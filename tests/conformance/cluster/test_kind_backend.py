@@ -21,6 +21,7 @@ from conformance.cluster import (
     kind_workloads,
     nodes,
     owners,
+    registry,
 )
 from conformance.toolchain import errors
 
@@ -133,4 +134,6 @@ def test_a_users_node_image_is_pulled_or_refused_never_built_here(tmp_path: path
         kind_image.ensure(docker.Engine(str(stand_in)), "mine:1", progress=lambda _: None, buildable=False)
     assert "pull access denied for mine" in str(err.value) and "--kind-image" in str(err.value)
     assert calls.read_text().splitlines() == ["image inspect mine:1", "pull mine:1"]
-    assert kind.KindBackend(node_image="mine:1").node_image == "mine:1"
+    # `--kind-image` reaches the backend; without it, the kit's own image, which it may build.
+    assert registry.backend("kind", kind_image="mine:1").node_image == "mine:1"
+    assert registry.backend("kind").node_image == kind.NODE_IMAGE

@@ -19,8 +19,9 @@ TREE = pathlib.Path(__file__).parents[2] / "data" / "volcano_release"
 def test_the_factories_name_actions_plugins_and_job_plugins() -> None:
     found = volcano_release.read(TREE)
     assert found is not None
-    # shuffle's Name() returns a constant; allocate's test file's Name() is not read.
-    assert found.actions == {"allocate", "shuffle"}
+    # shuffle's Name() returns a constant; allocate's test file's Name() is not read; a
+    # registration commented out is none.
+    assert found.actions == {"allocate", "shuffle", "gangpreempt"}
     # One plugin imported under its package clause (the folder's name differs), one under an alias.
     assert found.plugins == {"gang", "network-topology-aware", "task-topology"}
     assert found.job_plugins == {"ssh", "env", "svc"}
@@ -31,6 +32,8 @@ def test_the_release_replaces_the_files_actions_plugins_and_job_plugins_and_keep
     claimed = volcano_release.claims(file_claims, TREE)
     assert {"jobplugin:ray", "plugin:proportion", "action:preempt"} <= file_claims - claimed
     assert {"action:allocate", "plugin:task-topology", "jobplugin:svc"} <= claimed
+    # A release claims what it registers beyond the file's list.
+    assert "action:gangpreempt" in claimed and "action:gangpreempt" not in file_claims
     # Controllers and webhooks: only those whose folder the release has.
     assert {"controller:queue", "admission:job"} <= claimed
     assert not {"controller:cronjob", "admission:cronjob", "controller:podgroup", "admission:queue"} & claimed
@@ -39,14 +42,24 @@ def test_the_release_replaces_the_files_actions_plugins_and_job_plugins_and_keep
     assert {c for c in claimed if c.split(":")[0] not in judged} == {c for c in file_claims if c.split(":")[0] not in judged}
 
 
-def test_a_source_the_reader_cannot_place_keeps_the_files_claims(tmp_path: pathlib.Path) -> None:
+def test_a_source_the_reader_cannot_place_keeps_the_files_claims_of_its_kinds(tmp_path: pathlib.Path) -> None:
     tree = tmp_path / "tree"
     shutil.copytree(TREE, tree)
     assert volcano_release.claims(volcano.claims(), None) == volcano.claims()
     (tree / volcano_release.PLUGINS_FACTORY).write_text((tree / volcano_release.PLUGINS_FACTORY).read_text().replace("gang.PluginName", "elsewhere.PluginName"))
     assert volcano_release.read(tree) is None
-    assert volcano_release.claims(volcano.claims(), tree) == volcano.claims()
+    # An unreadable factory leaves its kinds as the file says; the folders are still judged.
+    claimed = volcano_release.claims(volcano.claims(), tree)
+    assert "jobplugin:ray" in claimed and "controller:cronjob" not in claimed
     (tree / volcano_release.JOB_PLUGINS_FACTORY).unlink()
+    assert volcano_release.read(tree) is None
+
+
+def test_a_registration_the_reader_cannot_name_makes_the_factory_unreadable(tmp_path: pathlib.Path) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    jobs = tree / volcano_release.JOB_PLUGINS_FACTORY
+    jobs.write_text(jobs.read_text().replace('RegisterPluginBuilder("svc", svc.New)', "RegisterPluginBuilder(svc.Name, svc.New)"))
     assert volcano_release.read(tree) is None
 
 

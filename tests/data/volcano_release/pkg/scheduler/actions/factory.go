@@ -2,6 +2,7 @@ package actions
 
 import (
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
+	"volcano.sh/volcano/pkg/scheduler/actions/gangpreempt"
 	"volcano.sh/volcano/pkg/scheduler/actions/shuffle"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 )
@@ -9,4 +10,6 @@ import (
 func init() {
 	framework.RegisterAction(allocate.New())
 	framework.RegisterAction(shuffle.New())
+	framework.RegisterAction(gangpreempt.New())
+	// framework.RegisterAction(retired.New())
 }

@@ -1,0 +1,9 @@
+package gangpreempt
+
+type Action struct{}
+
+func New() *Action { return &Action{} }
+
+func (gp *Action) Name() string {
+	return "gangpreempt"
+}

@@ -142,7 +142,9 @@ class Volcano(three_parts.ThreeParts):
         if self._running(three_parts.WEBHOOK) is None:
             self._parts[three_parts.WEBHOOK] = self._start_webhook(cluster)
         if self._running(impl_base.CONTROLLER) is None:
-            launch = three_parts.Launch(("vc-controller-manager", "--scheduler-name", SCHEDULER_NAME, "--controllers", "*"), CONTROLLER_READY)
+            # No --controllers: each release's own default, as its chart leaves it ("*" up to
+            # v1.13; "*,-sharding-controller" from v1.14, cmd/controller-manager/app/options).
+            launch = three_parts.Launch(("vc-controller-manager", "--scheduler-name", SCHEDULER_NAME), CONTROLLER_READY)
             self._start(impl_base.CONTROLLER, launch).wait_ready(launch.ready, READY_TIMEOUT_S)
         conf = dict(scheduler_conf or impl_base.DEFAULT_SCHEDULER_CONF)
         key = json.dumps(conf, sort_keys=True)

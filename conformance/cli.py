@@ -313,7 +313,7 @@ def _backend_flags(cmd: argparse.ArgumentParser, starts: bool = True) -> None:
     cmd.add_argument("--host-address", dest="backend.host_address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
     cmd.add_argument("--kind-workers", dest="backend.kind_workers", type=int, default=None, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
     cmd.add_argument("--kind-image", dest="backend.kind_image", default=None, help=f"kind backend: a node image you have, present in the engine or pullable, never built here (default: the kit's {versions.KIND_NODE_IMAGE}, built here when missing)")
-    cmd.add_argument("--kube-version", dest="backend.kube_version", default=None, help=f"embedded backend: the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default: for `vck run`, the one the implementation was built against; else {versions.KUBERNETES_VERSION})")
+    cmd.add_argument("--kube-version", dest="backend.kube_version", default=None, help=f"the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)}: the embedded cluster's, or kind's published node image of it (only {versions.KUBERNETES_VERSION}'s is built here offline) (default: embedded, for `vck run`, the one the implementation was built against; else {versions.KUBERNETES_VERSION})")
 
 
 class _CommaList(argparse.Action):

@@ -68,9 +68,10 @@ class BackendConfig:
     # cluster's API server reaches it (for the implementation's webhook).
     kind_workers: int = option(0, "--vck-kind-workers", "kind backend: real workers beside the control plane", "int")
     host_address: str | None = option(None, "--vck-host-address", "existing backend: this machine's address as the cluster's API server reaches it")
-    # The Kubernetes release an embedded cluster runs (a pinned one, versions.KUBERNETES_RELEASES);
-    # None: the implementation's own (a Volcano release's go.mod minor), else the default.
-    kube_version: str | None = option(None, "--vck-kube-version", "embedded backend: the Kubernetes release to run (a minor such as 1.34)")
+    # The Kubernetes release an embedded cluster runs, or kind's node image is of (a pinned one,
+    # versions.KUBERNETES_RELEASES); None: for embedded the implementation's own (a Volcano
+    # release's go.mod minor), else the default.
+    kube_version: str | None = option(None, "--vck-kube-version", "the Kubernetes release to run (a minor such as 1.34): the embedded cluster's, or kind's node image of it")
     # A node image a user already has (kind's published kindest/node:<version>, say) instead of
     # the one the kit builds offline; None: the kit's (conformance/cluster/kind_image.py).
     kind_image: str | None = option(None, "--vck-kind-image", "kind backend: a node image you have (present or pullable) instead of the kit's kindest/node, which it builds here when missing")
@@ -88,9 +89,11 @@ class BackendConfig:
                 versions.kube_version(self.kube_version)
             except ValueError as err:
                 problems.append(str(err))
-            if self.name != "embedded" and self.kube_version.lstrip("v").split(".")[:2] != versions.KUBERNETES_VERSION.lstrip("v").split(".")[:2]:
-                # kind's node image and an existing cluster run the Kubernetes they have.
-                problems.append(f"--kube-version {self.kube_version}: only the embedded backend chooses its Kubernetes ({self.name} runs {'its own' if self.name == 'existing' else versions.KUBERNETES_VERSION})")
+            if self.name == "existing":
+                # An existing cluster runs the Kubernetes it has.
+                problems.append(f"--kube-version {self.kube_version}: an existing cluster runs its own Kubernetes")
+            if self.kind_image is not None:
+                problems.append(f"--kube-version {self.kube_version} and --kind-image {self.kind_image}: give one (the image's Kubernetes is the one that runs)")
         return problems
 
     def kubernetes(self) -> str:

@@ -72,9 +72,9 @@ def control_plane_images() -> dict[str, tuple[str, str]]:
 
 
 def ensure(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress: Progress = _stderr, buildable: bool = True) -> str:
-    """The node image, present in the engine: already there, pulled, or built offline. A user's own
-    image (`buildable` False) is never built here: the kit's recipe would put its own Kubernetes
-    under that name."""
+    """The node image, present in the engine: already there, pulled, or built offline. An image the
+    kit's recipe does not make (`buildable` False: a user's own, or kind's image of another
+    Kubernetes release) is never built here: the recipe would put v1.33 under that name."""
     if engine.has_image(image):
         return image
     progress(f"kind: pulling {image}")
@@ -83,7 +83,7 @@ def ensure(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progres
         return image
     reason = pulled.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
     if not buildable:
-        raise errors.ToolchainError(f"pull {image}", reason[0][:400], f"load it into the engine first (docker load), or leave --kind-image out for the kit's {versions.KIND_NODE_IMAGE}")
+        raise errors.ToolchainError(f"pull {image}", reason[0][:400], f"load it into the engine first (docker load) or make it pullable: the kit builds only its own {versions.KIND_NODE_IMAGE} offline")
     progress(f"kind: {image} cannot be pulled ({reason[0][:160]}); building it here (about 5 to 25 minutes the first time)")
     build(engine, image, progress)
     return image

@@ -32,12 +32,13 @@ def backend(
     workers beside the control plane; `kind_image`: the node image kind runs (None: the kit's);
     `host_address`: this machine's address as an existing
     cluster's API server reaches it (default: the address it is reached from); `kube_version`: the
-    pinned Kubernetes release an embedded cluster runs (None: the default)."""
+    pinned Kubernetes release an embedded cluster runs, or kind's node image is of (None: the
+    default)."""
     said: _Said = {"progress": progress} if progress else {}
     if name == "embedded":
         return embedded.EmbeddedBackend(owner=owner, kube_version=kube_version or versions.KUBERNETES_VERSION, **said)
     if name == "kind":
-        return kind.KindBackend(workers=kind_workers, node_image=kind_image or kind.NODE_IMAGE, owner=owner, **said)
+        return kind.KindBackend(workers=kind_workers, node_image=kind_image or versions.kind_node_image(kube_version or versions.KUBERNETES_VERSION), owner=owner, **said)
     if name == "existing":
         return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, **said)
     raise base.ClusterError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")

@@ -165,6 +165,14 @@ PROXY_SUBSTITUTES: dict[str, str] = {
 KIND_VERSION = "v0.29.0"
 KIND_MODULE = "sigs.k8s.io/kind"
 KIND_NODE_IMAGE = f"kindest/node:{KUBERNETES_VERSION}"
+
+
+def kind_node_image(kube: str = KUBERNETES_VERSION) -> str:
+    """kind's published node image of a Kubernetes release; only KIND_NODE_IMAGE's release is also
+    built here offline (its etcd, CoreDNS and pause are v1.33's, below)."""
+    return f"kindest/node:{kube}"
+
+
 COREDNS_VERSION = "v1.12.0"
 ETCD_IMAGE_TAG = "3.5.21-0"
 PAUSE_VERSION = "3.10"

@@ -56,7 +56,10 @@ def test_settings_are_validated_in_one_place() -> None:
     shared = config.RunConfig(backend=config.BackendConfig("existing"), jobs=3)
     assert any("an existing cluster is shared" in p for p in shared.validate_settings())
     assert any("the kit runs v1.31.3" in p for p in config.BackendConfig(kube_version="1.29").validate())
-    assert any("only the embedded backend chooses its Kubernetes" in p for p in config.BackendConfig("kind", kube_version="1.35").validate())
+    assert any("an existing cluster runs its own Kubernetes" in p for p in config.BackendConfig("existing", kube_version="1.35").validate())
+    # kind runs kind's node image of that release; a node image of the user's says its own.
+    assert not config.BackendConfig("kind", kube_version="1.35").validate()
+    assert any("give one" in p for p in config.BackendConfig("kind", kube_version="1.35", kind_image="mine:1").validate())
     assert not config.BackendConfig(kube_version="v1.35").validate()
 
 

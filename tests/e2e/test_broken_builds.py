@@ -29,8 +29,8 @@ pytestmark = pytest.mark.cluster
 # their ids), how many those are: a renamed scenario cannot silently drop out)
 BROKEN = [
     # the job controller, the webhook and the PodGroup controller
-    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability", 5),
-    ("admission", "defaults", "default-", 5),
+    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability or job-update-rules", 6),
+    ("admission", "defaults", "default-", 6),
     ("elastic", "admission", "scale-below-min-available", 1),
     ("queue", "admission", "hierarchy-admission or hierarchy-annotations", 2),
     ("lifecycle", "policies", "podfailed-restartjob or podevicted-abortjob or taskcompleted-completejob or exitcode-abortjob or delete-finished-jobs or unknown-abortjob", 7),

@@ -132,8 +132,10 @@ def test_a_users_node_image_is_pulled_or_refused_never_built_here(tmp_path: path
     stand_in.chmod(0o755)
     with pytest.raises(errors.ToolchainError) as err:
         kind_image.ensure(docker.Engine(str(stand_in)), "mine:1", progress=lambda _: None, buildable=False)
-    assert "pull access denied for mine" in str(err.value) and "--kind-image" in str(err.value)
+    assert "pull access denied for mine" in str(err.value) and "the kit builds only its own" in str(err.value)
     assert calls.read_text().splitlines() == ["image inspect mine:1", "pull mine:1"]
     # `--kind-image` reaches the backend; without it, the kit's own image, which it may build.
     assert registry.backend("kind", kind_image="mine:1").node_image == "mine:1"
     assert registry.backend("kind").node_image == kind.NODE_IMAGE
+    # --kube-version: kind's published image of that release (pulled; only the kit's is built here).
+    assert registry.backend("kind", kube_version="v1.35.3").node_image == "kindest/node:v1.35.3"

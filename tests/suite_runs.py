@@ -58,6 +58,27 @@ def verdicts(report: dict[str, Any]) -> dict[str, str]:
     return {s["id"]: s["status"] for s in report["scenarios"]}
 
 
+def elsewhere(report: dict[str, Any]) -> set[str]:
+    """The kit's scenarios whose `volcano` range leaves out the release the run's implementation
+    is (the reference models the latest): not applicable there."""
+    release = report["run"]["versions"].get("release")
+    scenarios, _ = loader.load_tree([REPO / "scenarios"])
+    return {sc.id for sc in scenarios if release and sc.releases is not None and not sc.releases.contains(release)}
+
+
+def unexpected_verdicts(report: dict[str, Any]) -> dict[str, str]:
+    """Each scenario whose verdict is not the one a conforming implementation gets: passed, or not
+    applicable for a scenario of other releases. What a whole-suite test of the reference asserts
+    is empty."""
+    outside = elsewhere(report)
+    wrong = {}
+    for s in report["scenarios"]:
+        expected = "not-applicable" if s["id"] in outside else "passed"
+        if s["status"] != expected:
+            wrong[s["id"]] = s["status"]
+    return wrong
+
+
 def explain(report: dict[str, Any]) -> str:
     """The scenarios that did not pass, with their reasons: the message of a failed assertion."""
     return json.dumps([(s["id"], s["status"], s["reason"]) for s in report["scenarios"] if s["status"] != "passed"], indent=1, ensure_ascii=False)

@@ -178,12 +178,10 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
         return "No task specified in job spec"
     plugins = spec.get("plugins") or {}
     names = {t.get("name") for t in tasks}
-    for plugin, role_flags in (("mpi", (("master", "master"), ("worker", "worker"))),):
-        if plugin in plugins:
-            flags = mpi.Mpi(plugin, list(plugins[plugin] or [])).flags
-            for flag, label in role_flags:
-                if getattr(flags, flag) not in names:
-                    return f"The specified mpi {label} task was not found"
+    # An mpi job needs its master task; since v1.15 it may have no worker task (upstream commit
+    # 4cfa79f5f, "mpi job could only have master"), which the reference models.
+    if "mpi" in plugins and mpi.Mpi("mpi", list(plugins["mpi"] or [])).flags.master not in names:
+        return "The specified mpi master task was not found"
     if head_task_required and "ray" in plugins:
         # SHOULD (upstream proposal volcano-sh/volcano PR 5659): refuse a ray job without its head.
         head = ray.Ray("ray", list(plugins["ray"] or [])).flags.head

@@ -68,3 +68,14 @@ def task(resources: dict[str, Any], field: str = "containers") -> dict[str, Any]
 def test_container_resources_are_refused_as_kubernetes_refuses_them(resources: dict[str, Any], field: str, refusal: str | None) -> None:
     found = validate_job.resource_requirement_errors(task(resources, field), 2)
     assert (found.strip() if found else None) == refusal
+
+
+def test_an_mpi_job_needs_its_master_and_may_have_no_worker() -> None:
+    """v1.15's rule (upstream 4cfa79f5f): only the master task is required."""
+    master_only = job("q")
+    master_only["spec"]["tasks"][0]["name"] = "master"
+    master_only["spec"]["plugins"] = {"mpi": []}
+    assert validate_job.validate_create(master_only, lookup({"state": "Open"}), lambda: []) == ""
+    workers_only = job("q")
+    workers_only["spec"]["plugins"] = {"mpi": ["--master=launcher"]}
+    assert validate_job.validate_create(workers_only, lookup({"state": "Open"}), lambda: []) == "The specified mpi master task was not found"

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pathlib
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from tests import suite_runs
+
+# Its `vck run` starts embedded clusters (no cluster fixture says so): not for `make check`.
+pytestmark = pytest.mark.cluster
 
 RACY = pathlib.Path(__file__).resolve().parent.parent / "data" / "racy_scenarios"
 # coin-toss passes half of its attempts, each independently: all 16 alike happens twice in 65536.

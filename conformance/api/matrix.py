@@ -61,8 +61,6 @@ class MatrixOutcome:
     # What ended the matrix early (Ctrl-C, a CI cancel): the columns after it never ran and there
     # is no bench; None when every column ran.
     interrupted: str | None = None
-    # The columns a signal kept from running.
-    not_run: tuple[str, ...] = ()
 
 
 def label(spec: str) -> str:
@@ -108,5 +106,4 @@ def run_matrix(config: MatrixConfig, progress: Callable[[str], None]) -> MatrixO
     bench_json = bench_figures.to_json(report) if report is not None else None
     (folder / "matrix.json").write_text(json.dumps(matrix.to_json(columns, table, bench_json, stopped), indent=1) + "\n")
     (folder / "index.html").write_text(matrix.render(columns, table, pages, bench_render.matrix_section(report) if report is not None else ""), encoding="utf-8")
-    not_run = tuple(config.implementations[len(columns) + len(missing):])
-    return MatrixOutcome(folder, tuple(columns), tuple(table), report, tuple(missing), stopped, not_run)
+    return MatrixOutcome(folder, tuple(columns), tuple(table), report, tuple(missing), stopped)

@@ -16,6 +16,7 @@ k8s.io/component-base, bound in each cmd's main.go).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -54,6 +55,7 @@ LOG_LEVEL = "2"
 CAPABILITIES_FILE = data.kit("impl", "volcano_capabilities.yaml")
 
 
+@functools.cache
 def claims() -> frozenset[str]:
     """What Volcano v1.13 claims, however it is run (this adapter, or installed from a chart); the
     adapter narrows or widens its actions and plugins to what the release registers."""

@@ -85,6 +85,14 @@ def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str |
     return None
 
 
+def wait(ctx: StepContext, predicate: models.Predicate, within_s: float, label: str) -> results.Check:
+    """Until the predicate holds (the window stretched by the run's time scale), else the step fails."""
+    check = judge.over_window(ctx.rec, predicate, "within", within_s * ctx.time_scale, label)
+    if not check.passed:
+        raise StepFailed(f"timed out waiting: {check.expected}; observed {check.observed}", check)
+    return check
+
+
 # How long a setup Queue waits for its parent (created earlier in the same setup) to be Open.
 SETUP_PARENT_OPEN_S = 30.0
 
@@ -102,9 +110,7 @@ def apply_setup(ctx: StepContext, manifests: Sequence[Mapping[str, Any]]) -> Non
             parent = (manifest.get("spec") or {}).get("parent")
             if parent in queues:
                 spec = models.Predicate("phase", {"object": {"kind": "Queue", "name": parent}, "is": "Open"})
-                check = judge.over_window(ctx.rec, spec, "within", SETUP_PARENT_OPEN_S * ctx.time_scale, f"setup: the parent queue {parent} is Open")
-                if not check.passed:
-                    raise StepFailed(f"timed out waiting: {check.expected}; observed {check.observed}", check)
+                wait(ctx, spec, SETUP_PARENT_OPEN_S, f"setup: the parent queue {parent} is Open")
             queues.add(str(manifest["metadata"]["name"]))
         apply(ctx, manifest, None, "setup")
 
@@ -253,10 +259,7 @@ def _take(ctx: StepContext, step: models.Step) -> results.Check | None:
         return refusable(ctx, lambda: _scale(ctx, spec), f"scaling job {spec['job']} task {spec['task']} to {spec['replicas']}", step.expect_rejection, label)
     elif step.action == "wait":
         assert step.within_s is not None
-        check = judge.over_window(ctx.rec, spec, "within", step.within_s * ctx.time_scale, label if step.describe else f"wait for {predicates.expected_text(spec)}")
-        if not check.passed:
-            raise StepFailed(f"timed out waiting: {check.expected}; observed {check.observed}", check)
-        return check
+        return wait(ctx, spec, step.within_s, label if step.describe else f"wait for {predicates.expected_text(spec)}")
     elif step.action == "expect":
         assert step.expectation is not None
         if not step.expectation.applies_to(ctx.release):

@@ -46,6 +46,7 @@ class FakeCache(cycle_profile.MemoryCache):
     def __init__(self, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], podgroups: list[dict[str, Any]], queues: list[dict[str, Any]], priority_classes: list[dict[str, Any]] | None = None, pdbs: list[dict[str, Any]] | None = None, switched: features.Features = features.FULL, quotas: list[dict[str, Any]] | None = None) -> None:
         super().__init__(nodes, pods, podgroups, queues, priority_classes, pdbs, switched, quotas)
         self.evictions: list[str] = []
+        self.eviction_reasons: list[str] = []
         self.binds: dict[str, str] = {}
         self.statuses: dict[str, dict[str, Any]] = {}
         self.events: list[tuple[str, str, str]] = []
@@ -57,6 +58,7 @@ class FakeCache(cycle_profile.MemoryCache):
 
     def evict(self, task: job_info.TaskInfo, job: job_info.JobInfo, reason: str) -> None:
         self.evictions.append(task.name)
+        self.eviction_reasons.append(reason)
 
     def update_podgroup_status(self, job: job_info.JobInfo, status: dict[str, Any]) -> None:
         self.statuses[job.name] = status

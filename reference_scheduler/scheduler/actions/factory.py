@@ -7,6 +7,7 @@ from reference_scheduler.scheduler.actions import (
     allocate,
     backfill,
     enqueue,
+    gang_evict,
     preempt,
     reclaim,
     shuffle,
@@ -19,6 +20,8 @@ BUILDERS: dict[str, registry.ActionBuilder] = {
     backfill.NAME: backfill.Backfill,
     preempt.NAME: preempt.Preempt,
     reclaim.NAME: reclaim.Reclaim,
+    gang_evict.PREEMPT: gang_evict.GangPreempt,
+    gang_evict.RECLAIM: gang_evict.GangReclaim,
     shuffle.NAME: shuffle.Shuffle,
 }
 for _name, _builder in BUILDERS.items():

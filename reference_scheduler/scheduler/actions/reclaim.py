@@ -49,7 +49,7 @@ class Reclaim:
                 jobs.append(job)
                 turn.append(queue)
                 continue
-            if not session_plugins.preemptive(ssn, queue, task):
+            if not session_plugins.preemptive(ssn, queue, [task]):
                 continue
             if self._reclaim_for(ssn, job, task):
                 jobs.append(job)

@@ -10,6 +10,7 @@ Upstream: pkg/scheduler/api/types.go (the function types), the tables of Session
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -37,14 +38,30 @@ JobEnqueuedFn = Callable[[job_info.JobInfo], None]
 JobStarvingFn = Callable[[job_info.JobInfo], bool]
 
 # May the queue take the task (allocate), has it too much (reclaim's victims' queues are not),
-# may it reclaim to place the task (preemptive)?
+# may it reclaim to place these tasks (preemptive: one task for reclaim, a job's pending tasks
+# together for gangreclaim)?
 AllocatableFn = Callable[[queue_info.QueueInfo, job_info.TaskInfo], bool]
 OverusedFn = Callable[[queue_info.QueueInfo], bool]
-PreemptiveFn = Callable[[queue_info.QueueInfo, job_info.TaskInfo], bool]
+PreemptiveFn = Callable[[queue_info.QueueInfo, list[job_info.TaskInfo]], bool]
 
 # (evictor, candidates) -> (the candidates the plugin would let go, its vote): ABSTAIN leaves the
 # choice to the others whatever the list. Preemptable and reclaimable take the same form.
 EvictableFn = Callable[[job_info.TaskInfo, list[job_info.TaskInfo]], tuple[list[job_info.TaskInfo], Vote]]
+
+
+@dataclasses.dataclass(frozen=True)
+class EvictionContext:
+    """Who asks gangpreempt or gangreclaim for victims, and where. Upstream: api.EvictionContext."""
+
+    kind: str  # gangpreempt | gangreclaim
+    job: job_info.JobInfo
+    # The HyperNode whose nodes the victims are taken from; "" for the whole cluster.
+    domain: str
+
+
+# (context, candidates in eviction order) -> (the candidates the plugin lets go, its vote): one
+# call for all of a domain's candidates, so a plugin may judge them together and in order.
+UnifiedEvictableFn = Callable[[EvictionContext, list[job_info.TaskInfo]], tuple[list[job_info.TaskInfo], Vote]]
 # Running tasks -> those the plugin would have the shuffle action evict.
 VictimTasksFn = Callable[[list[job_info.TaskInfo]], Iterable[job_info.TaskInfo]]
 
@@ -79,6 +96,7 @@ class ExtensionPoints:
         self.preemptive_fns: dict[str, PreemptiveFn] = {}
         self.preemptable_fns: dict[str, EvictableFn] = {}
         self.reclaimable_fns: dict[str, EvictableFn] = {}
+        self.unified_evictable_fns: dict[str, UnifiedEvictableFn] = {}
         self.victim_tasks_fns: dict[str, VictimTasksFn] = {}
         self.batch_predicate_fns: dict[str, BatchPredicateFn] = {}
         self.batch_node_order_fns: dict[str, BatchNodeOrderFn] = {}
@@ -128,6 +146,9 @@ class ExtensionPoints:
 
     def add_reclaimable_fn(self, name: str, fn: EvictableFn) -> None:
         self.reclaimable_fns[name] = fn
+
+    def add_unified_evictable_fn(self, name: str, fn: UnifiedEvictableFn) -> None:
+        self.unified_evictable_fns[name] = fn
 
     def add_victim_tasks_fn(self, name: str, fn: VictimTasksFn) -> None:
         self.victim_tasks_fns[name] = fn

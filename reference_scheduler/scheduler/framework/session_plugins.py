@@ -267,9 +267,33 @@ def victim_tasks(ssn: Session, tasks: list[job_info.TaskInfo]) -> list[job_info.
     return []
 
 
-def preemptive(ssn: Session, queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
-    """May this queue take more to place the task by reclaiming? All must agree."""
-    return all(fn(queue, task) for fns in _each_tier(ssn, ssn.preemptive_fns, "preemptive") for fn in fns)
+def preemptive(ssn: Session, queue: queue_info.QueueInfo, tasks: list[job_info.TaskInfo]) -> bool:
+    """May this queue take more to place these tasks by reclaiming? All must agree."""
+    return all(fn(queue, tasks) for fns in _each_tier(ssn, ssn.preemptive_fns, "preemptive") for fn in fns)
+
+
+def unified_evictable(ssn: Session, context: extension_points.EvictionContext, candidates: list[job_info.TaskInfo]) -> list[job_info.TaskInfo]:
+    """gangpreempt's and gangreclaim's victims among a domain's candidates, their order kept: per
+    tier, each plugin that does not abstain narrows them (an empty answer ends the tier); the
+    first tier that leaves some decides. No `enable...` switch applies: upstream consults none
+    for this point. Upstream: Session.UnifiedEvictable (v1.15)."""
+    for tier in ssn.tiers:
+        victims: list[job_info.TaskInfo] | None = None
+        for option in tier:
+            fn = ssn.unified_evictable_fns.get(option.name)
+            if fn is None:
+                continue
+            chosen, vote = fn(context, candidates)
+            if vote == interface.ABSTAIN:
+                continue
+            if not chosen:
+                victims = None
+                break
+            keep = {t.uid for t in chosen}
+            victims = [t for t in (candidates if victims is None else victims) if t.uid in keep]
+        if victims:
+            return victims
+    return []
 
 
 __all__ = ["interface"]

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from reference_scheduler.api import resource
 from reference_scheduler.scheduler.api import job_info, queue_info
-from reference_scheduler.scheduler.framework import interface
+from reference_scheduler.scheduler.framework import extension_points, interface
 from reference_scheduler.scheduler.framework.session import EventHandler, Session
 from reference_scheduler.scheduler.plugins import capacity_attrs as attrs_mod
 from reference_scheduler.scheduler.plugins.capacity_attrs import QueueAttr
@@ -56,6 +56,7 @@ class Capacity:
             ssn.add_victim_queue_order_fn(NAME, self._victim_queue_order)
         ssn.add_reclaimable_fn(NAME, lambda reclaimer, reclaimees: self._reclaimable(ssn, reclaimees))
         ssn.add_preemptive_fn(NAME, self._preemptive)
+        ssn.add_unified_evictable_fn(NAME, lambda context, candidates: self._unified_evictable(ssn, context, candidates))
         ssn.add_allocatable_fn(NAME, self._allocatable)
         ssn.add_job_enqueueable_fn(NAME, lambda job: self._enqueueable(ssn, job))
 
@@ -126,13 +127,26 @@ class Capacity:
             victims.append(task)
         return victims, interface.PERMIT
 
-    def _preemptive(self, queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
-        """A queue may reclaim for a task while, with it, the queue stays within its deserved share
-        in at least one resource the task asks for."""
+    def _unified_evictable(self, ssn: Session, context: extension_points.EvictionContext, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
+        """gangpreempt's victims are not capacity's to narrow; gangreclaim's are those of
+        reclaim, judged in the order given. Upstream: capacity's UnifiedEvictableFn (v1.15)."""
+        if context.kind == "gangpreempt":
+            return candidates, interface.PERMIT
+        return self._reclaimable(ssn, candidates)
+
+    def _preemptive(self, queue: queue_info.QueueInfo, tasks: list[job_info.TaskInfo]) -> bool:
+        """A queue may reclaim for these tasks while, with them, it stays within its real
+        capability in every resource they ask for and within its deserved share in at least one."""
         attr = self.attrs.get(queue.name)
         if not self.ready or queue.state != OPEN or attr is None:
             return False
-        return attrs_mod.some_within(attr.allocated.clone().add(task.resreq), attr.deserved, task.resreq)
+        request = resource.Resource()
+        for task in tasks:
+            request.add(task.resreq)
+        future = attr.allocated.clone().add(request)
+        if attrs_mod.fits(future, attr.real_capability, request):
+            return False
+        return attrs_mod.some_within(future, attr.deserved, request)
 
     def _allocatable(self, queue: queue_info.QueueInfo, task: job_info.TaskInfo) -> bool:
         """With the task, the queue (and every ancestor) stays within its real capability."""

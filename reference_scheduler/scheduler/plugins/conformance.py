@@ -32,6 +32,7 @@ class Conformance:
 
         ssn.add_preemptable_fn(NAME, victims)
         ssn.add_reclaimable_fn(NAME, victims)
+        ssn.add_unified_evictable_fn(NAME, lambda context, candidates: ([t for t in candidates if evictable(t)], interface.PERMIT))
 
     def on_session_close(self, ssn: Session) -> None:
         return None

@@ -80,6 +80,8 @@ class Gang:
 
         ssn.add_preemptable_fn(NAME, victims)
         ssn.add_reclaimable_fn(NAME, victims)
+        # gangpreempt and gangreclaim keep gangs whole by their bundles, not here.
+        ssn.add_unified_evictable_fn(NAME, lambda context, candidates: (candidates, interface.PERMIT))
         ssn.add_job_starving_fn(NAME, starving)
         ssn.add_job_valid_fn(NAME, valid)
         ssn.add_job_ready_fn(NAME, ready)

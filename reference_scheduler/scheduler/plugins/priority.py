@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from reference_scheduler.scheduler.api import job_info
-from reference_scheduler.scheduler.framework import interface
+from reference_scheduler.scheduler.framework import extension_points, interface
 from reference_scheduler.scheduler.framework.session import Session
 
 NAME = "priority"
@@ -41,7 +41,14 @@ class Priority:
         def starving(job: job_info.JobInfo) -> bool:
             return job.ready_task_num() + job.waiting_task_num() < len(job.tasks)
 
+        def unified(context: extension_points.EvictionContext, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
+            # gangpreempt takes only from jobs of strictly lower priority; reclaim ignores it.
+            if context.kind != "gangpreempt":
+                return candidates, interface.PERMIT
+            return [t for t in candidates if ssn.jobs[t.job].priority < context.job.priority], interface.PERMIT
+
         ssn.add_preemptable_fn(NAME, victims)
+        ssn.add_unified_evictable_fn(NAME, unified)
         ssn.add_job_starving_fn(NAME, starving)
 
     def on_session_close(self, ssn: Session) -> None:

@@ -148,7 +148,18 @@ class Proportion:
 
         ssn.add_queue_order_fn(NAME, queue_order)
         ssn.add_allocatable_fn(NAME, allocatable)
-        ssn.add_preemptive_fn(NAME, within_deserved)
+        def preemptive(queue: queue_info.QueueInfo, tasks: list[job_info.TaskInfo]) -> bool:
+            # The tasks together (gangreclaim hands a job's pending tasks at once).
+            request = resource.Resource()
+            for task in tasks:
+                request.add(task.resreq)
+            attr = self.attrs.get(queue.name)
+            if attr is None:
+                return True
+            future = attr.allocated.clone().add(request)
+            return all(future.get(k) <= attr.deserved.get(k) + resource.EPSILON for k in request.names() if request.get(k) > resource.EPSILON)
+
+        ssn.add_preemptive_fn(NAME, preemptive)
         ssn.add_reclaimable_fn(NAME, reclaimable)
         ssn.add_overused_fn(NAME, overused)
         ssn.add_job_enqueueable_fn(NAME, enqueueable)

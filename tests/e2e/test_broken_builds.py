@@ -56,9 +56,10 @@ BROKEN = [
     ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods or pod-affinity or pod-anti-affinity or host-ports or pod-topology-spread or switch-off-taint", 11),
     ("enqueue", "overcommit", "default-factor or too-big or waits-for-a-node", 3),
     ("preempt", "preempt", "by-priority or down-to-min or across-queues", 3),
-    # v1.15's gang-aware eviction: each action's scenarios fail with it left out of the conf.
-    ("preempt", "gangpreempt", "preempt-gang-", 5),
-    ("reclaim", "gangreclaim", "reclaim-gang-", 3),
+    # v1.15's gang-aware eviction: each action's scenarios fail with it left out of the conf (each
+    # of the others ends with a job that only the action lets run; these cover every rule kind).
+    ("preempt", "gangpreempt", "gang-safe-bundle-keeps or gang-whole-bundle-breaks or gang-only-strictly or gang-role or gang-hard", 5),
+    ("reclaim", "gangreclaim", "gang-safe-bundle-keeps or gang-whole-bundle-breaks or gang-not-from", 3),
     # Rules with no conf name of their own, switched off in the scheduler (--disable).
     ("preempt", "topology-aware-preemption", "topology-aware-anti-affinity", 1),
     ("preempt", "preemptable-label", "preemptable-label-false", 1),

@@ -264,8 +264,10 @@ def _bench_scheduler(args: argparse.Namespace) -> int:
 
 
 def _kind_image(args: argparse.Namespace) -> int:
-    origin = api.kind_image(api.KindImageConfig(args.image, args.rebuild))
-    print(f"{args.image}: present ({origin})")
+    kube = versions.kube_version(args.kube_version) if args.kube_version else versions.KUBERNETES_VERSION
+    config = api.KindImageConfig(args.image or versions.kind_node_image(kube), args.rebuild, kube)
+    origin = api.kind_image(config)
+    print(f"{config.image}: present ({origin})")
     return 0
 
 
@@ -313,7 +315,7 @@ def _backend_flags(cmd: argparse.ArgumentParser, starts: bool = True) -> None:
     cmd.add_argument("--host-address", dest="backend.host_address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
     cmd.add_argument("--kind-workers", dest="backend.kind_workers", type=int, default=None, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
     cmd.add_argument("--kind-image", dest="backend.kind_image", default=None, help=f"kind backend: a node image you have, present in the engine or pullable, never built here (default: the kit's {versions.KIND_NODE_IMAGE}, built here when missing)")
-    cmd.add_argument("--kube-version", dest="backend.kube_version", default=None, help=f"the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)}: the embedded cluster's, or kind's published node image of it (only {versions.KUBERNETES_VERSION}'s is built here offline) (default: embedded, for `vck run`, the one the implementation was built against; else {versions.KUBERNETES_VERSION})")
+    cmd.add_argument("--kube-version", dest="backend.kube_version", default=None, help=f"the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)}: the embedded cluster's, or kind's node image of it (pulled, else built here) (default: embedded, for `vck run`, the one the implementation was built against; else {versions.KUBERNETES_VERSION})")
 
 
 class _CommaList(argparse.Action):
@@ -419,7 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
     kind_cmd = sub.add_parser("kind", help="what the kind backend needs")
     ksub = kind_cmd.add_subparsers(dest="kind_command", required=True)
     kimage = ksub.add_parser("image", help="make the node image present: pulled, or built here from Debian's packages and Go modules when it cannot be")
-    kimage.add_argument("--image", default=versions.KIND_NODE_IMAGE)
+    kimage.add_argument("--kube-version", default=None, help=f"the node of this Kubernetes release, a minor of {', '.join(versions.KUBERNETES_RELEASES)} (default {versions.KUBERNETES_VERSION})")
+    kimage.add_argument("--image", default=None, help="the tag to give it (default: kindest/node:<release>)")
     kimage.add_argument("--rebuild", action="store_true", help="build it here even if present (or pullable)")
     kimage.set_defaults(func=_kind_image)
 

@@ -107,6 +107,15 @@ class BackendConfig:
             return tagged.group(1) if tagged else f"as in the node image {self.kind_image}"
         return versions.KUBERNETES_VERSION
 
+    def etcd(self) -> str:
+        """The etcd a report states: the kit's for an embedded cluster; on kind the one its node
+        image's kubeadm runs; on an existing cluster whatever that cluster runs."""
+        if self.name == "embedded":
+            return versions.ETCD_VERSION
+        if self.name == "kind":
+            return "as in the node image"
+        return "as in the cluster"
+
     def backend(self, progress: Callable[[str], None] | None = None, owner: owners.Owner | None = None) -> base.ClusterBackend:
         from conformance.cluster import registry
 

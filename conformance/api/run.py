@@ -224,7 +224,7 @@ def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected
         versions={
             "kit": run_config.KIT_VERSION,
             "kubernetes": config.backend.kubernetes(),
-            "etcd": versions.ETCD_VERSION,
+            "etcd": config.backend.etcd(),
             "kwok": versions.KWOK_VERSION,
             **impl_versions,
         },

@@ -47,15 +47,17 @@ class KindImageConfig:
     image: str = versions.KIND_NODE_IMAGE
     # Build it here even when present (or pullable).
     rebuild: bool = False
+    # The pinned Kubernetes release the image is the node of (when it is built here).
+    kube_version: str = versions.KUBERNETES_VERSION
 
 
 def kind_image(config: KindImageConfig, progress: Callable[[str], None] = _stderr) -> str:
     """Make kind's node image present; returns where it came from."""
     engine = docker.ensure(progress)
     if config.rebuild:
-        node_image.build(engine, config.image, progress, force=True)
+        node_image.build(engine, config.image, progress, force=True, kube=config.kube_version)
     else:
-        node_image.ensure(engine, config.image, progress)
+        node_image.ensure(engine, config.image, progress, kube=config.kube_version)
     return "built here" if node_image.is_static_cni(engine, config.image) else "kind's published image"
 
 

@@ -54,7 +54,17 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def config_for(workers: int, node_image: str = NODE_IMAGE, static_cni: bool = False) -> dict[str, Any]:
+# kubelet v1.35 refuses to start on a cgroup v1 host unless told otherwise (KEP-5573); the field
+# exists from v1.31, so every pinned release takes it.
+ALLOW_CGROUP_V1 = "kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nfailCgroupV1: false\n"
+
+
+def host_has_cgroup_v1() -> bool:
+    """This machine's cgroup hierarchy is v1 (the nodes, being containers of its engine, share it)."""
+    return not pathlib.Path("/sys/fs/cgroup/cgroup.controllers").exists()
+
+
+def config_for(workers: int, node_image: str = NODE_IMAGE, static_cni: bool = False, cgroup_v1: bool = False) -> dict[str, Any]:
     """The kind config: the control plane, then `workers` real workers."""
     config: dict[str, Any] = {
         "kind": "Cluster",
@@ -63,6 +73,8 @@ def config_for(workers: int, node_image: str = NODE_IMAGE, static_cni: bool = Fa
     }
     if static_cni:
         config["networking"] = {"disableDefaultCNI": True}
+    if cgroup_v1:
+        config["kubeadmConfigPatches"] = [ALLOW_CGROUP_V1]
     return config
 
 
@@ -92,6 +104,7 @@ class KindBackend:
         state_root: pathlib.Path | None = None,
         progress: Progress = _stderr,
         node_image: str = NODE_IMAGE,
+        node_kube: str | None = versions.KUBERNETES_VERSION,
         workers: int = 0,
         tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
         engine: Callable[[Progress], docker.Engine] = docker.ensure,
@@ -103,6 +116,9 @@ class KindBackend:
         self.owner = owner
         self.progress = progress
         self.node_image = node_image
+        # The pinned Kubernetes release node_image is the kit's node of, built here when it cannot
+        # be pulled; None for a user's own image (`--kind-image`), which is never built here.
+        self.node_kube = node_kube
         self.workers = workers
         self.tools = tools
         self._engine_factory = engine
@@ -164,13 +180,13 @@ class KindBackend:
             self._nodes(handle, groups)
             self.progress(f"kind cluster {cluster} exists; using it (the kit's nodes added where missing)")
             return handle
-        image = kind_image.ensure(engine, self.node_image, self.progress, buildable=self.node_image == NODE_IMAGE)
+        image = kind_image.ensure(engine, self.node_image, self.progress, kube=self.node_kube)
         static_cni = kind_image.is_static_cni(engine, image)
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.owner is not None:
             owners.record(state, self.owner)
         config = state / "kind-config.yaml"
-        config.write_text(yaml.safe_dump(config_for(self.workers, image, static_cni), sort_keys=False))
+        config.write_text(yaml.safe_dump(config_for(self.workers, image, static_cni, host_has_cgroup_v1()), sort_keys=False))
         started = time.monotonic()
         try:
             self.progress(f"kind cluster {cluster}: creating (1 control plane, {self.workers} real workers, image {image})")

@@ -1,5 +1,6 @@
-"""The kind node image, `kindest/node:v1.33.2`: kind's published one where it can be pulled, else
-built here from Debian's packages and the pinned Go modules (`vck kind image`).
+"""The kind node image of a pinned Kubernetes release (`kindest/node:v1.33.2` by default): kind's
+published one where it can be pulled, else built here from Debian's packages and the pinned Go
+modules (`vck kind image [--kube-version 1.34]`).
 
 `kind build node-image` cannot do it offline (it pulls its base image and the control plane's
 images), so the kit does its steps itself, in the layout kind's own build produces:
@@ -11,7 +12,10 @@ images), so the kit does its steps itself, in the layout kind's own build produc
    `sigs.k8s.io/kind` Go module, never copied into this repository) laid over the first;
 3. the images kubeadm asks for (kube-apiserver, kube-controller-manager, kube-scheduler,
    kube-proxy, etcd, CoreDNS, pause), each one binary on the second root filesystem; the binaries
-   come from the toolchain's Go builds, pause from Kubernetes' own pause.c;
+   come from the toolchain's Go builds, pause from Kubernetes' own pause.c. The etcd, CoreDNS and
+   pause versions are the ones that release's kubeadm asks for, read from its source
+   (cmd/kubeadm/app/constants): kubeadm v1.34 wants etcd 3.6 and chooses etcd's flags by the
+   image's tag, so another release's etcd under that tag would not do;
 4. a container of (2) with kubeadm, kubelet and kubectl in /usr/bin and the images imported into
    its containerd, committed as the node image.
 
@@ -24,9 +28,11 @@ docker.py), containerd in the node is told not to lower oom_score_adj.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -56,25 +62,58 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def control_plane_images() -> dict[str, tuple[str, str]]:
-    """Image reference -> (binary name, where it goes in the image), as kubeadm v1.33 names them
-    (`kubeadm config images list`)."""
-    k = versions.KUBERNETES_VERSION
+@dataclasses.dataclass(frozen=True)
+class KubeadmImages:
+    """What a Kubernetes release's kubeadm asks for beside its own binaries (`kubeadm config images
+    list`), as its cmd/kubeadm/app/constants declares them."""
+
+    kube: str
+    etcd_tag: str  # "3.6.4-0": etcd's version and the image's revision
+    coredns: str  # "v1.12.1"
+    pause: str  # "3.10.1"
+
+    @property
+    def etcd_version(self) -> str:
+        return "v" + self.etcd_tag.split("-", 1)[0]
+
+
+_CONSTANTS = {"etcd_tag": "DefaultEtcdVersion", "coredns": "CoreDNSVersion", "pause": "PauseVersion"}
+
+
+def kubeadm_images(kube: str, progress: Progress) -> KubeadmImages:
+    """Read them from the release's source (the k8s.io/kubernetes module at `kube`)."""
+    path = kubernetes_source(kube, progress) / "cmd" / "kubeadm" / "app" / "constants" / "constants.go"
+    return parse_kubeadm_constants(kube, path.read_text(), str(path))
+
+
+def parse_kubeadm_constants(kube: str, text: str, where: str) -> KubeadmImages:
+    found: dict[str, str] = {}
+    for field, name in _CONSTANTS.items():
+        match = re.search(rf'^\s*{name}\s*=\s*"([^"]+)"', text, re.MULTILINE)
+        if match is None:
+            raise errors.ToolchainError(f"read kubeadm's images of {kube}", f"no `{name} = \"...\"` in {where}", "report this: the node image recipe needs updating for this release")
+        found[field] = match.group(1)
+    return KubeadmImages(kube=kube, **found)
+
+
+def control_plane_images(images: KubeadmImages) -> dict[str, tuple[str, str]]:
+    """Image reference -> (binary name, where it goes in the image), as kubeadm names them."""
+    k = images.kube
     return {
         f"{KUBE}/kube-apiserver:{k}": ("kube-apiserver", "/usr/local/bin/kube-apiserver"),
         f"{KUBE}/kube-controller-manager:{k}": ("kube-controller-manager", "/usr/local/bin/kube-controller-manager"),
         f"{KUBE}/kube-scheduler:{k}": ("kube-scheduler", "/usr/local/bin/kube-scheduler"),
         f"{KUBE}/kube-proxy:{k}": ("kube-proxy", "/usr/local/bin/kube-proxy"),
-        f"{KUBE}/etcd:{versions.ETCD_IMAGE_TAG}": ("etcd", "/usr/local/bin/etcd"),
-        f"{KUBE}/coredns/coredns:{versions.COREDNS_VERSION}": ("coredns", "/coredns"),
-        f"{KUBE}/pause:{versions.PAUSE_VERSION}": ("pause", "/pause"),
+        f"{KUBE}/etcd:{images.etcd_tag}": ("etcd", "/usr/local/bin/etcd"),
+        f"{KUBE}/coredns/coredns:{images.coredns}": ("coredns", "/coredns"),
+        f"{KUBE}/pause:{images.pause}": ("pause", "/pause"),
     }
 
 
-def ensure(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress: Progress = _stderr, buildable: bool = True) -> str:
-    """The node image, present in the engine: already there, pulled, or built offline. An image the
-    kit's recipe does not make (`buildable` False: a user's own, or kind's image of another
-    Kubernetes release) is never built here: the recipe would put v1.33 under that name."""
+def ensure(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress: Progress = _stderr, kube: str | None = versions.KUBERNETES_VERSION) -> str:
+    """The node image, present in the engine: already there, pulled, or built offline as
+    Kubernetes `kube`'s node. With `kube` None (a user's own image) it is never built here: the
+    kit's recipe would put its own node under the user's name."""
     if engine.has_image(image):
         return image
     progress(f"kind: pulling {image}")
@@ -82,16 +121,16 @@ def ensure(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progres
     if pulled.returncode == 0:
         return image
     reason = pulled.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
-    if not buildable:
-        raise errors.ToolchainError(f"pull {image}", reason[0][:400], f"load it into the engine first (docker load) or make it pullable: the kit builds only its own {versions.KIND_NODE_IMAGE} offline")
-    progress(f"kind: {image} cannot be pulled ({reason[0][:160]}); building it here (about 5 to 25 minutes the first time)")
-    build(engine, image, progress)
+    if kube is None:
+        raise errors.ToolchainError(f"pull {image}", reason[0][:400], "load it into the engine first (docker load) or make it pullable: the kit builds only its own kindest/node images offline (--kube-version)")
+    progress(f"kind: {image} cannot be pulled ({reason[0][:160]}); building it here (about 5 to 35 minutes the first time)")
+    build(engine, image, progress, kube=kube)
     return image
 
 
-def build(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress: Progress = _stderr, force: bool = False) -> None:
-    """Build the node image here (`force`: even when present; its parts are reused when their
-    recipe did not change)."""
+def build(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress: Progress = _stderr, force: bool = False, kube: str = versions.KUBERNETES_VERSION) -> None:
+    """Build Kubernetes `kube`'s node image here, tagged `image` (`force`: even when present; its
+    parts are reused when their recipe did not change)."""
     started = time.monotonic()
     missing = [tool for tool in ("mmdebstrap", "gcc") if shutil.which(tool) is None]
     if missing:
@@ -103,29 +142,32 @@ def build(engine: docker.Engine, image: str = versions.KIND_NODE_IMAGE, progress
     with install.locked(cache.cache_dir(), "kind.lock", progress):
         if engine.has_image(image) and not force:
             return  # another process built it while this one waited
-        binaries = {name: r.path for name, r in install.install_components(versions.kind_components(), root=cache.cache_dir(), progress=progress, lock=install.KIND_LOCK).items()}
-        binaries.update(install.paths())
-        binaries["pause"] = pause_binary(progress)
+        images = kubeadm_images(kube, progress)
+        progress(f"kind: kubeadm {kube} asks for etcd {images.etcd_tag}, CoreDNS {images.coredns}, pause {images.pause}")
+        parts = (*versions.kind_components(kube, images.coredns), versions.etcd_component(images.etcd_version))
+        binaries = {name: r.path for name, r in install.install_components(parts, root=cache.cache_dir(), progress=progress, lock=install.KIND_LOCK).items()}
+        binaries.update({name: path for name, path in install.paths(kube=kube).items() if name != "etcd"})
+        binaries["pause"] = pause_binary(images, progress)
         node_rootfs = rootfs(engine, "vck/kind-rootfs", NODE_PACKAGES, progress)
         images_rootfs = rootfs(engine, "vck/kind-images-rootfs", IMAGE_PACKAGES, progress)
         restrict_oom = not docker.bounding_set_has(docker.CAP_SYS_RESOURCE)
         node_base = base_image(engine, node_rootfs, restrict_oom, progress)
         with tempfile.TemporaryDirectory(prefix="vck-kind-image-") as tmp:
             folder = pathlib.Path(tmp)
-            archive = component_images(engine, images_rootfs, binaries, folder, progress)
-            commit_node(engine, node_base, binaries, archive, image, progress)
+            archive = component_images(engine, images_rootfs, images, binaries, folder, progress)
+            commit_node(engine, node_base, binaries, archive, image, kube, progress)
     progress(f"kind: built {image} in {time.monotonic() - started:.0f}s")
 
 
-def pause_binary(progress: Progress) -> pathlib.Path:
-    """Kubernetes' pause, compiled from the pause.c of the pinned k8s.io/kubernetes module."""
-    out = cache.cache_dir() / "bin" / f"pause-{versions.PAUSE_VERSION}" / "pause"
+def pause_binary(images: KubeadmImages, progress: Progress) -> pathlib.Path:
+    """Kubernetes' pause, compiled from the pause.c of the release's k8s.io/kubernetes module."""
+    out = cache.cache_dir() / "bin" / f"pause-{images.pause}" / "pause"
     if out.is_file():
         return out
-    source = kubernetes_source(progress) / "build" / "pause" / "linux" / "pause.c"
+    source = kubernetes_source(images.kube, progress) / "build" / "pause" / "linux" / "pause.c"
     out.parent.mkdir(parents=True, exist_ok=True)
     progress(f"pause: compiling {source}")
-    proc = subprocess.run(["gcc", "-Os", "-static", f"-DVERSION=v{versions.PAUSE_VERSION}", "-o", str(out.with_suffix(".part")), str(source)], capture_output=True, text=True)
+    proc = subprocess.run(["gcc", "-Os", "-static", f"-DVERSION=v{images.pause}", "-o", str(out.with_suffix(".part")), str(source)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise errors.ToolchainError("compile pause", proc.stderr.strip()[-800:], "install gcc and a static libc (Debian: gcc, libc6-dev)")
     out.with_suffix(".part").replace(out)
@@ -144,8 +186,17 @@ def _module_dir(module: str, progress: Progress) -> pathlib.Path:
     return pathlib.Path(info["Dir"])
 
 
-def kubernetes_source(progress: Progress) -> pathlib.Path:
-    return _module_dir(f"k8s.io/kubernetes@{versions.KUBERNETES_VERSION}", progress)
+def kubernetes_source(kube: str, progress: Progress) -> pathlib.Path:
+    return _module_dir(f"k8s.io/kubernetes@{kube}", progress)
+
+
+def sandbox_image(progress: Progress) -> str:
+    """The pause image kind's containerd configuration names (`sandbox_image`)."""
+    config = kind_source(progress) / "images" / "base" / "files" / "etc" / "containerd" / "config.toml"
+    found = re.search(r'sandbox_image\s*=\s*"([^"\n]+)"', config.read_text())
+    if found is None:
+        raise errors.ToolchainError("read kind's containerd configuration", f"no sandbox_image in {config}", "report this: the node image recipe needs updating for this kind release")
+    return found.group(1)
 
 
 def kind_source(progress: Progress) -> pathlib.Path:
@@ -236,10 +287,11 @@ def base_image(engine: docker.Engine, rootfs_tag: str, restrict_oom: bool, progr
     return tag
 
 
-def component_images(engine: docker.Engine, rootfs_tag: str, binaries: dict[str, pathlib.Path], folder: pathlib.Path, progress: Progress) -> pathlib.Path:
+def component_images(engine: docker.Engine, rootfs_tag: str, images: KubeadmImages, binaries: dict[str, pathlib.Path], folder: pathlib.Path, progress: Progress) -> pathlib.Path:
     """Build kubeadm's images and save them into one archive for the node's containerd."""
     refs = []
-    for ref, (name, dest) in control_plane_images().items():
+    pause_ref = ""
+    for ref, (name, dest) in control_plane_images(images).items():
         context = folder / name
         context.mkdir()
         shutil.copy2(binaries[name], context / name)
@@ -248,6 +300,14 @@ def component_images(engine: docker.Engine, rootfs_tag: str, binaries: dict[str,
         progress(f"kind: image {ref}")
         engine.run(["build", "-q", "-t", ref, str(context)], timeout=1800)
         refs.append(ref)
+        pause_ref = ref if name == "pause" else pause_ref
+    # containerd starts every pod's sandbox from the image its configuration names, which kind
+    # pins (pause 3.10 in kind v0.29) whatever kubeadm asks for; kind's own build preloads that
+    # one instead of kubeadm's, so the same pause goes in under both names.
+    sandbox = sandbox_image(progress)
+    if sandbox not in refs:
+        engine.run(["tag", pause_ref, sandbox])
+        refs.append(sandbox)
     archive = folder / "images.tar"
     engine.run(["save", "-o", str(archive), *refs], timeout=1800)
     return archive
@@ -262,12 +322,12 @@ def _container(engine: docker.Engine, image: str) -> Iterator[str]:
         engine.run(["rm", "-f", "-v", cid], check=False)
 
 
-def commit_node(engine: docker.Engine, node_base: str, binaries: dict[str, pathlib.Path], archive: pathlib.Path, image: str, progress: Progress) -> None:
+def commit_node(engine: docker.Engine, node_base: str, binaries: dict[str, pathlib.Path], archive: pathlib.Path, image: str, kube: str, progress: Progress) -> None:
     progress(f"kind: node image {image}")
     with _container(engine, node_base) as cid:
         for name in ("kubeadm", "kubelet", "kubectl"):
             engine.run(["cp", str(binaries[name]), f"{cid}:/usr/bin/{name}"])
-        engine.run(["exec", cid, "sh", "-c", f"printf %s {versions.KUBERNETES_VERSION} > /kind/version && mkdir -p /kind/images"])
+        engine.run(["exec", cid, "sh", "-c", f"printf %s {kube} > /kind/version && mkdir -p /kind/images"])
         engine.run(["cp", str(archive), f"{cid}:/kind/images/images.tar"])
         # The images go into the node's containerd now, as kind's own build does, so a node
         # starts with everything kubeadm needs and pulls nothing.

@@ -38,7 +38,10 @@ def backend(
     if name == "embedded":
         return embedded.EmbeddedBackend(owner=owner, kube_version=kube_version or versions.KUBERNETES_VERSION, **said)
     if name == "kind":
-        return kind.KindBackend(workers=kind_workers, node_image=kind_image or versions.kind_node_image(kube_version or versions.KUBERNETES_VERSION), owner=owner, **said)
+        kube = kube_version or versions.KUBERNETES_VERSION
+        if kind_image is not None:
+            return kind.KindBackend(workers=kind_workers, node_image=kind_image, node_kube=None, owner=owner, **said)
+        return kind.KindBackend(workers=kind_workers, node_image=versions.kind_node_image(kube), node_kube=kube, owner=owner, **said)
     if name == "existing":
         return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, **said)
     raise base.ClusterError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")

@@ -157,7 +157,7 @@ def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib
     # Every component the recipe knows, whichever are wanted: one tidy resolves the modules of all,
     # so building the others later never edits a resolved wrapper.
     kube = wanted[0].version if recipe == "kubernetes" else versions.KUBERNETES_VERSION
-    mine = [c for c in (*versions.components(kube), *versions.kind_components()) if c.recipe == recipe]
+    mine = [c for c in (*versions.components(kube), *versions.kind_components(kube)) if c.recipe == recipe]
     if recipe == "kubernetes":
         kube_gomod = _kubernetes_gomod(env, workdir, progress, kube)
         replaces = _kubernetes_replaces(env, workdir, progress, kube, kube_gomod)
@@ -170,7 +170,7 @@ def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib
         (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))
         ldflags = _kube_ldflags(kube)
     elif recipe == "etcd":
-        gomod = f"module vck.local/toolchain/etcd\n\ngo 1.23\n\nrequire go.etcd.io/etcd/server/v3 {versions.ETCD_VERSION}\n"
+        gomod = f"module vck.local/toolchain/etcd\n\ngo 1.23\n\nrequire go.etcd.io/etcd/server/v3 {wanted[0].version}\n"
         # etcd's own main package lives in a module with local replaces; this one-line main calls
         # the same entry point it does.
         (workdir / "main.go").write_text(
@@ -185,7 +185,7 @@ def _prepare(recipe: str, wanted: Sequence[versions.Component], workdir: pathlib
         (workdir / "tools.go").write_text(_tools_file([c.package for c in versions.volcano_components(version)]))
         ldflags = volcano.ldflags(version)
     elif recipe in ("kind", "coredns"):
-        module, version = (versions.KIND_MODULE, versions.KIND_VERSION) if recipe == "kind" else ("github.com/coredns/coredns", versions.COREDNS_VERSION)
+        module, version = (versions.KIND_MODULE, versions.KIND_VERSION) if recipe == "kind" else ("github.com/coredns/coredns", wanted[0].version)
         gomod = f"module vck.local/toolchain/{recipe}\n\ngo 1.24.0\n\nrequire {module} {version}\n"
         (workdir / "tools.go").write_text(_tools_file([c.package for c in mine]))
         ldflags = "-s -w"

@@ -103,6 +103,21 @@ def _kwok(name: str) -> Component:
     )
 
 
+def etcd_component(version: str = ETCD_VERSION) -> Component:
+    """etcd at `version`: ETCD_VERSION for the clusters the kit runs itself; the one kubeadm asks
+    for in a kind node image (cluster/kind_image.py)."""
+    return Component(
+        name="etcd",
+        version=version,
+        release_url="https://github.com/etcd-io/etcd/releases/download/{version}/etcd-{version}-linux-{arch}.tar.gz",
+        release_member="etcd-{version}-linux-{arch}/etcd",
+        release_sha256_url="",
+        recipe="etcd",
+        package=".",
+        version_marker=version.lstrip("v"),
+    )
+
+
 def components(kube: str = KUBERNETES_VERSION) -> tuple[Component, ...]:
     """The cluster toolchain with Kubernetes at `kube` (one of KUBERNETES_RELEASES' values)."""
     return (
@@ -117,16 +132,7 @@ COMPONENTS: tuple[Component, ...] = (
     _kube("kube-apiserver"),
     _kube("kube-controller-manager"),
     dataclasses.replace(_kube("kubectl"), version_args=("version", "--client")),
-    Component(
-        name="etcd",
-        version=ETCD_VERSION,
-        release_url="https://github.com/etcd-io/etcd/releases/download/{version}/etcd-{version}-linux-{arch}.tar.gz",
-        release_member="etcd-{version}-linux-{arch}/etcd",
-        release_sha256_url="",
-        recipe="etcd",
-        package=".",
-        version_marker=ETCD_VERSION.lstrip("v"),
-    ),
+    etcd_component(),
     _kwok("kwok"),
     _kwok("kwokctl"),
 )
@@ -160,26 +166,25 @@ PROXY_SUBSTITUTES: dict[str, str] = {
 
 # kind, for the kind backend only (like Volcano, never part of the cluster toolchain): its CLI, and
 # what an offline node image is made of when kind's published one cannot be pulled
-# (cluster/kind_image.py). The CoreDNS, etcd and pause versions are the ones kubeadm v1.33 asks
-# for (cmd/kubeadm/app/constants: CoreDNSVersion, DefaultEtcdVersion, PauseVersion).
+# (cluster/kind_image.py). The node image's etcd, CoreDNS and pause are the ones its kubeadm asks
+# for, read from that release's cmd/kubeadm/app/constants when the image is built; the defaults
+# below are kubeadm v1.33's, for callers that need only the kind CLI.
 KIND_VERSION = "v0.29.0"
 KIND_MODULE = "sigs.k8s.io/kind"
 KIND_NODE_IMAGE = f"kindest/node:{KUBERNETES_VERSION}"
 
 
 def kind_node_image(kube: str = KUBERNETES_VERSION) -> str:
-    """kind's published node image of a Kubernetes release; only KIND_NODE_IMAGE's release is also
-    built here offline (its etcd, CoreDNS and pause are v1.33's, below)."""
+    """kind's node image of a Kubernetes release, the name under which the kit builds it offline."""
     return f"kindest/node:{kube}"
 
 
 COREDNS_VERSION = "v1.12.0"
-ETCD_IMAGE_TAG = "3.5.21-0"
-PAUSE_VERSION = "3.10"
 
 
-def kind_components() -> tuple[Component, ...]:
-    """The kind CLI, and the node image's binaries that the cluster toolchain does not have."""
+def kind_components(kube: str = KUBERNETES_VERSION, coredns: str = COREDNS_VERSION) -> tuple[Component, ...]:
+    """The kind CLI, and the node image's binaries that the cluster toolchain does not have:
+    kubeadm, kubelet, kube-proxy and kube-scheduler at `kube`, CoreDNS at `coredns`."""
     kind = Component(
         name="kind",
         version=KIND_VERSION,
@@ -191,24 +196,24 @@ def kind_components() -> tuple[Component, ...]:
         version_marker=f"kind {KIND_VERSION}",
         version_args=("version",),
     )
-    coredns = Component(
+    dns = Component(
         name="coredns",
-        version=COREDNS_VERSION,
+        version=coredns,
         release_url="",
         release_member="",
         release_sha256_url="",
         recipe="coredns",
         package="github.com/coredns/coredns",
-        version_marker=f"CoreDNS-{COREDNS_VERSION.lstrip('v')}",
+        version_marker=f"CoreDNS-{coredns.lstrip('v')}",
         version_args=("-version",),
     )
     node = (
-        dataclasses.replace(_kube("kubeadm"), version_args=("version", "-o", "short")),
-        _kube("kubelet"),
-        _kube("kube-proxy"),
-        _kube("kube-scheduler"),
+        dataclasses.replace(_kube("kubeadm", kube), version_args=("version", "-o", "short")),
+        _kube("kubelet", kube),
+        _kube("kube-proxy", kube),
+        _kube("kube-scheduler", kube),
     )
-    return (kind, *node, coredns)
+    return (kind, *node, dns)
 
 
 # helm, for `--impl volcano-helm` only (never part of the cluster toolchain): the release whose

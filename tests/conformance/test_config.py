@@ -139,3 +139,7 @@ def test_the_report_names_the_kubernetes_a_backend_runs() -> None:
     assert config.BackendConfig("kind", kind_image="kindest/node:v1.34.0@sha256:abc").kubernetes() == "v1.34.0"
     assert config.BackendConfig("kind", kind_image="mine:latest").kubernetes() == "as in the node image mine:latest"
     assert config.BackendConfig("kind").kubernetes() == config.versions.KUBERNETES_VERSION
+    # etcd: the kit's only where the kit runs it (a kind node runs the etcd its kubeadm asks for).
+    assert config.BackendConfig().etcd() == config.versions.ETCD_VERSION
+    assert config.BackendConfig("kind", kube_version="1.34").etcd() == "as in the node image"
+    assert config.BackendConfig("existing").etcd() == "as in the cluster"

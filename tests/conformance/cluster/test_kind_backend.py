@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from conformance import api
 from conformance.cluster import (
@@ -23,7 +24,7 @@ from conformance.cluster import (
     owners,
     registry,
 )
-from conformance.toolchain import errors
+from conformance.toolchain import errors, versions
 
 
 def test_config_puts_the_control_plane_first_then_the_real_workers() -> None:
@@ -32,6 +33,10 @@ def test_config_puts_the_control_plane_first_then_the_real_workers() -> None:
     assert [(n["role"], n["image"]) for n in config["nodes"]] == [("control-plane", "img:1"), ("worker", "img:1"), ("worker", "img:1")]
     assert "networking" not in config
     assert kind.config_for(0, "img:1", static_cni=True)["networking"] == {"disableDefaultCNI": True}
+    # On a cgroup v1 host the kubelet is told it may run there (v1.35 refuses by default).
+    assert "kubeadmConfigPatches" not in config
+    patches = kind.config_for(0, "img:1", cgroup_v1=True)["kubeadmConfigPatches"]
+    assert [yaml.safe_load(p) for p in patches] == [{"kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1", "failCgroupV1": False}]
 
 
 def test_worker_names_follow_kind() -> None:
@@ -131,11 +136,34 @@ def test_a_users_node_image_is_pulled_or_refused_never_built_here(tmp_path: path
     stand_in.write_text(f'#!/bin/sh\necho "$@" >> {calls}\necho "Error response from daemon: pull access denied for mine" >&2\nexit 1\n')
     stand_in.chmod(0o755)
     with pytest.raises(errors.ToolchainError) as err:
-        kind_image.ensure(docker.Engine(str(stand_in)), "mine:1", progress=lambda _: None, buildable=False)
+        kind_image.ensure(docker.Engine(str(stand_in)), "mine:1", progress=lambda _: None, kube=None)
     assert "pull access denied for mine" in str(err.value) and "the kit builds only its own" in str(err.value)
     assert calls.read_text().splitlines() == ["image inspect mine:1", "pull mine:1"]
     # `--kind-image` reaches the backend; without it, the kit's own image, which it may build.
-    assert registry.backend("kind", kind_image="mine:1").node_image == "mine:1"
-    assert registry.backend("kind").node_image == kind.NODE_IMAGE
-    # --kube-version: kind's published image of that release (pulled; only the kit's is built here).
-    assert registry.backend("kind", kube_version="v1.35.3").node_image == "kindest/node:v1.35.3"
+    mine = registry.backend("kind", kind_image="mine:1")
+    assert (mine.node_image, mine.node_kube) == ("mine:1", None)
+    default = registry.backend("kind")
+    assert (default.node_image, default.node_kube) == (kind.NODE_IMAGE, versions.KUBERNETES_VERSION)
+    # --kube-version: kind's image of that release, pulled or else built here as that release's.
+    other = registry.backend("kind", kube_version="v1.35.3")
+    assert (other.node_image, other.node_kube) == ("kindest/node:v1.35.3", "v1.35.3")
+
+
+def test_a_node_image_asks_for_what_its_kubeadm_names() -> None:
+    """etcd, CoreDNS and pause come from the release's own kubeadm constants (read from the
+    k8s.io/kubernetes module, as the toolchain downloads it), so a v1.34 node gets etcd 3.6."""
+    images = kind_image.kubeadm_images(versions.KUBERNETES_VERSION, progress=lambda _: None)
+    assert (images.etcd_tag, images.etcd_version, images.coredns, images.pause) == ("3.5.21-0", "v3.5.21", "v1.12.0", "3.10")
+    refs = kind_image.control_plane_images(images)
+    assert "registry.k8s.io/etcd:3.5.21-0" in refs and f"registry.k8s.io/kube-proxy:{versions.KUBERNETES_VERSION}" in refs
+    later = kind_image.parse_kubeadm_constants("v1.34.1", '\tDefaultEtcdVersion = "3.6.4-0"\n\tCoreDNSVersion = "v1.12.1"\n\tPauseVersion = "3.10.1"\n', "constants.go")
+    assert later.etcd_version == "v3.6.4"
+    assert kind_image.control_plane_images(later)["registry.k8s.io/etcd:3.6.4-0"] == ("etcd", "/usr/local/bin/etcd")
+    # The node's parts: kubeadm and kubelet of that release, CoreDNS and etcd as its kubeadm names.
+    parts = {c.name: c.version for c in (*versions.kind_components(later.kube, later.coredns), versions.etcd_component(later.etcd_version))}
+    assert (parts["kubeadm"], parts["kubelet"], parts["coredns"], parts["etcd"]) == ("v1.34.1", "v1.34.1", "v1.12.1", "v3.6.4")
+    # containerd's sandbox image is the one kind's configuration pins; the image carries pause
+    # under that name too (kind v0.29: 3.10, where kubeadm v1.34 asks for 3.10.1).
+    assert kind_image.sandbox_image(lambda _: None).startswith("registry.k8s.io/pause:")
+    with pytest.raises(errors.ToolchainError, match="PauseVersion"):
+        kind_image.parse_kubeadm_constants("v9.9.9", 'DefaultEtcdVersion = "1-0"\nCoreDNSVersion = "v1"\n', "constants.go")

@@ -60,9 +60,11 @@ def _queue_lookups(api: kubernetes.client.ApiClient, store: informer.Store) -> t
 
 def _wait_live(api: kubernetes.client.ApiClient, deadline_s: float) -> None:
     """Until the API server calls the webhook: a dry-run Job without tasks must be refused with
-    the webhook's reason (the configurations take effect asynchronously)."""
+    the webhook's reason (the configurations take effect asynchronously). `tasks` is left out
+    rather than empty: the CRD refuses an empty list itself (minItems, as Volcano's from v1.14),
+    and only the webhook refuses a Job that has none."""
     custom = kubernetes.client.CustomObjectsApi(api)
-    probe = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vck-webhook-probe"}, "spec": {"tasks": []}}
+    probe = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vck-webhook-probe"}, "spec": {}}
     deadline = time.monotonic() + deadline_s
     last = ""
     while time.monotonic() < deadline:

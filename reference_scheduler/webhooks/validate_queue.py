@@ -1,9 +1,12 @@
 """Why a Queue is refused: the rules of Volcano's queue admission.
 
 Upstream: pkg/webhooks/admission/queues/validate/validate_queue.go.
-- Resources (validateResourceOfQueue): a queue's deserved share may not exceed its capability,
-  nor its guarantee its capability or its deserved share, in any resource: a queue can never be
-  owed more than it may hold. The weight must be positive (the mutating webhook defaults it).
+- Resources (validateResourceQuantityOfQueue, as from v1.14.2, the release the reference models),
+  resource by resource, guarantee <= deserved <= capability: no quantity is negative; every
+  guaranteed resource has a deserved quantity at least as large; a deserved quantity is at most the
+  capability of that resource, a resource the capability leaves out being unlimited. (Until v1.14.1
+  whole resources were compared, a missing resource counting as zero, and the guarantee was also
+  held to the capability.) The weight must be positive (the mutating webhook defaults it).
 - Hierarchy (validateHierarchicalQueue), on create and on an update that changes spec.parent: a
   parent other than `root` must exist, and a queue with no child yet whose status.allocated
   counts pods (written by the scheduler) cannot become a parent: its pods would run in a queue
@@ -21,22 +24,43 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from reference_scheduler.api import resource
+from reference_scheduler.kube import quantity
 
 PATH = "requestBody.spec"
 
 
-def _less_partly(left: resource.Resource, right: resource.Resource) -> bool:
-    """True when `left` is below `right` in some resource `right` names (a resource `left` does
-    not name counts as zero), as Volcano's Resource.LessPartly with a zero default."""
-    return any(left.get(name) < right.get(name) for name in right.names())
+def _quantities(spec: Mapping[str, Any], *path: str) -> dict[str, str]:
+    """A resource list as written (name -> quantity text), {} when absent."""
+    found: Any = spec
+    for key in path:
+        found = (found or {}).get(key) if isinstance(found, Mapping) else None
+    if not isinstance(found, Mapping):
+        return {}
+    # As Go's Quantity.String() prints them (1024Mi is 1Gi), which is how Volcano words them.
+    return {str(name): quantity.canonical(*quantity.exact_milli(value)) for name, value in found.items()}
 
 
-def _shown(res: resource.Resource) -> str:
-    """Volcano's Resource.String(): cpu in millicores and memory in bytes, two decimals."""
-    parts = [f"cpu {res.get('cpu'):.2f}", f"memory {res.get('memory'):.2f}"]
-    parts += [f"{name} {res.get(name):.2f}" for name in sorted(res.names()) if name not in ("cpu", "memory")]
-    return ", ".join(parts)
+def _resource_reasons(spec: Mapping[str, Any]) -> list[str]:
+    """Every broken resource rule, in Volcano's words (field path, value, reason)."""
+    capability = _quantities(spec, "capability")
+    deserved = _quantities(spec, "deserved")
+    guarantee = _quantities(spec, "guarantee", "resource")
+    reasons = []
+    for field_path, listed in ((f"{PATH}.capability", capability), (f"{PATH}.deserved", deserved), (f"{PATH}.guarantee.resource", guarantee)):
+        for name, text in listed.items():
+            if quantity.parse(text) < 0:
+                reasons.append(f'{field_path}.{name}: Invalid value: "{text}": must be greater than or equal to 0')
+    for name, text in guarantee.items():
+        owed = deserved.get(name)
+        if owed is None:
+            reasons.append(f'{PATH}.deserved.{name}: Invalid value: "<nil>": deserved[{name}] must be >= guarantee[{name}]={text}')
+        elif quantity.parse(owed) < quantity.parse(text):
+            reasons.append(f'{PATH}.deserved.{name}: Invalid value: "{owed}": deserved[{name}]={owed} must be >= guarantee[{name}]={text}')
+    for name, owed in deserved.items():
+        cap = capability.get(name)
+        if cap is not None and quantity.parse(owed) > quantity.parse(cap):
+            reasons.append(f'{PATH}.deserved.{name}: Invalid value: "{owed}": deserved[{name}]={owed} must be <= capability[{name}]={cap}')
+    return reasons
 
 
 def validate(queue: Mapping[str, Any]) -> str:
@@ -45,16 +69,9 @@ def validate(queue: Mapping[str, Any]) -> str:
     weight = spec.get("weight")
     if weight is not None and int(weight) <= 0:
         return f'{PATH}.weight: Invalid value: {int(weight)}: queue weight must be a positive integer'
-    capability = resource.Resource.from_list(spec.get("capability"))
-    deserved = resource.Resource.from_list(spec.get("deserved"))
-    guarantee = resource.Resource.from_list((spec.get("guarantee") or {}).get("resource"))
-    if spec.get("capability") and _less_partly(capability, deserved):
-        return f'{PATH}.deserved: Invalid value: "{_shown(deserved)}": deserved should less equal than capability'
-    if spec.get("capability") and _less_partly(capability, guarantee):
-        return f'{PATH}.guarantee: Invalid value: "{_shown(guarantee)}": guarantee should less equal than capability'
-    if spec.get("deserved") and _less_partly(deserved, guarantee):
-        return f'{PATH}.guarantee: Invalid value: "{_shown(guarantee)}": guarantee should less equal than deserved'
-    return ""
+    reasons = _resource_reasons(spec)
+    # Several at once read as Kubernetes' aggregate error does: "[a, b]".
+    return reasons[0] if len(reasons) == 1 else (f"[{', '.join(reasons)}]" if reasons else "")
 
 
 HIERARCHY = "volcano.sh/hierarchy"

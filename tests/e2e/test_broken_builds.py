@@ -50,7 +50,7 @@ BROKEN = [
     ("jobflow", "jobflow", "dag-order or retain-delete-and-failure", 2),
     ("jobflow", "admission", "jobflow-admission", 1),
     ("hypernode", "hypernode", "status-node-count", 1),
-    ("hypernode", "admission", "hypernode-admission", 1),
+    ("hypernode", "admission", "hypernode-admission-crd", 1),
     # the scheduler's actions and plugins
     ("queue", "proportion", "weights or capability-caps-queue or guarantee or overused-queue or closed-queue", 7),
     ("predicates", "predicates", "node-selector or required-node-affinity or untolerated-taint or cordoned-node or max-pods or pod-affinity or pod-anti-affinity or host-ports or pod-topology-spread or switch-off-taint", 11),

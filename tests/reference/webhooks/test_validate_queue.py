@@ -132,15 +132,22 @@ def queue(**spec: Any) -> dict[str, Any]:
         ({"deserved": {"cpu": "2"}, "capability": {"cpu": "2"}}, ""),
         ({"deserved": {"cpu": "3"}}, ""),  # no capability: no cap
         ({"deserved": {"cpu": "2"}, "guarantee": {"resource": {"cpu": "2"}}}, ""),
-        ({"deserved": {"cpu": "3"}, "capability": {"cpu": "2"}}, 'requestBody.spec.deserved: Invalid value: "cpu 3000.00, memory 0.00": deserved should less equal than capability'),
-        # capability names no memory: it counts as zero, below the deserved memory
-        ({"deserved": {"memory": "1Gi"}, "capability": {"cpu": "2"}}, "deserved should less equal than capability"),
-        ({"guarantee": {"resource": {"cpu": "3"}}, "capability": {"cpu": "2"}}, "guarantee should less equal than capability"),
-        ({"deserved": {"cpu": "1"}, "guarantee": {"resource": {"cpu": "2"}}}, "guarantee should less equal than deserved"),
+        ({"deserved": {"cpu": "3"}, "capability": {"cpu": "2"}}, 'requestBody.spec.deserved.cpu: Invalid value: "3": deserved[cpu]=3 must be <= capability[cpu]=2'),
+        # A resource the capability leaves out is unlimited (v1.14.2; before, it counted as zero).
+        ({"deserved": {"memory": "1Gi"}, "capability": {"cpu": "2"}}, ""),
+        # The guarantee is held to the deserved share only, resource by resource.
+        ({"guarantee": {"resource": {"cpu": "3"}}, "deserved": {"cpu": "3"}, "capability": {"cpu": "2"}}, "deserved[cpu]=3 must be <= capability[cpu]=2"),
+        ({"deserved": {"cpu": "1"}, "guarantee": {"resource": {"cpu": "2"}}}, 'requestBody.spec.deserved.cpu: Invalid value: "1": deserved[cpu]=1 must be >= guarantee[cpu]=2'),
+        ({"guarantee": {"resource": {"cpu": "1"}}}, 'requestBody.spec.deserved.cpu: Invalid value: "<nil>": deserved[cpu] must be >= guarantee[cpu]=1'),
+        ({"deserved": {"memory": "1024Mi"}, "guarantee": {"resource": {"memory": "2048Mi"}}}, "deserved[memory]=1Gi must be >= guarantee[memory]=2Gi"),
+        ({"capability": {"cpu": "-1"}}, 'requestBody.spec.capability.cpu: Invalid value: "-1": must be greater than or equal to 0'),
+        # Two broken rules: both, as Kubernetes aggregates field errors.
+        ({"deserved": {"cpu": "1"}, "guarantee": {"resource": {"cpu": "2", "memory": "1Gi"}}}, "[requestBody.spec.deserved.cpu"),
     ],
 )
 def test_queue_resources(spec: dict[str, Any], refusal: str) -> None:
-    """Volcano's validateResourceOfQueue (pkg/webhooks/admission/queues/validate/validate_queue.go)."""
+    """Volcano's validateResourceQuantityOfQueue as from v1.14.2
+    (pkg/webhooks/admission/queues/validate/validate_queue.go)."""
     message = validate_queue.validate(queue(**spec))
     assert (refusal in message) if refusal else message == "", message
     assert bool(message) is bool(refusal)

@@ -89,7 +89,7 @@ BROKEN = [
     # Hard confinement lives in allocate upstream, so only the soft scenarios depend on the plugin;
     # the hard ones fail when the job controller no longer hands the Job's networkTopology on.
     ("hypernode", "network-topology-aware", "soft-keeps-pods-together or soft-prefers-the-nearer", 2),
-    ("hypernode", "network-topology", "hard", 7),
+    ("hypernode", "network-topology", "hard", 8),
     # Of several HyperNodes that hold a hard job, the best scored (binpack's node scores) wins.
     ("hypernode", "binpack", "hard-best-scored", 1),
     ("numa", "numa-aware", "needs-one-numa-node or refuses-split-cpus or prefers-fewer-numa-nodes or must-match-the-node or follows-the-node or only-guaranteed", 6),

@@ -264,8 +264,12 @@ def _bench_scheduler(args: argparse.Namespace) -> int:
 
 
 def _kind_image(args: argparse.Namespace) -> int:
-    kube = versions.kube_version(args.kube_version) if args.kube_version else versions.KUBERNETES_VERSION
-    config = api.KindImageConfig(args.image or versions.kind_node_image(kube), args.rebuild, kube)
+    try:
+        config = api.KindImageConfig(args.image, args.rebuild, args.kube_version)
+        config.resolve()
+    except ValueError as err:
+        print(f"vck kind image: {err}", file=sys.stderr)
+        return 2
     origin = api.kind_image(config)
     print(f"{config.image}: present ({origin})")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import re
 import sys
 from typing import Callable, Sequence
 
@@ -44,15 +45,31 @@ def toolchain_status() -> list[tuple[versions.Component, pathlib.Path | None]]:
 
 @dataclasses.dataclass
 class KindImageConfig:
-    image: str = versions.KIND_NODE_IMAGE
+    # The tag; None: kindest/node:<the release>.
+    image: str | None = None
     # Build it here even when present (or pullable).
     rebuild: bool = False
-    # The pinned Kubernetes release the image is the node of (when it is built here).
-    kube_version: str = versions.KUBERNETES_VERSION
+    # The pinned Kubernetes release the image is the node of (a minor such as "1.34"); None: the
+    # release the image's tag names, else the default.
+    kube_version: str | None = None
+
+    def resolve(self) -> None:
+        """Settle both as exact values, refusing a tag that names another release than the one
+        asked for (the recipe would put one release under another's name). ValueError says why."""
+        tagged = re.search(r":(v\d+\.\d+\.\d+)$", self.image or "")
+        kube = versions.kube_version(self.kube_version) if self.kube_version else None
+        if tagged and kube and tagged.group(1) != kube:
+            raise ValueError(f"--image {self.image} names {tagged.group(1)}, --kube-version {kube}: give one, or both alike")
+        if kube is None:
+            kube = versions.kube_version(tagged.group(1)) if tagged else versions.KUBERNETES_VERSION
+        self.kube_version = kube
+        self.image = self.image or versions.kind_node_image(kube)
 
 
 def kind_image(config: KindImageConfig, progress: Callable[[str], None] = _stderr) -> str:
     """Make kind's node image present; returns where it came from."""
+    config.resolve()
+    assert config.image is not None and config.kube_version is not None
     engine = docker.ensure(progress)
     if config.rebuild:
         node_image.build(engine, config.image, progress, force=True, kube=config.kube_version)

@@ -21,8 +21,12 @@ The evictions carry the action's name as their reason (`gangpreempt`, `gangrecla
 Upstream: pkg/scheduler/actions/gangpreempt/gangpreempt.go, gangreclaim/gangreclaim.go,
 actions/utils (util.go, simulate.go), v1.15. Kit choices: the trial places tasks on the nodes
 where they fit the idle resources first, then on those whose resources are being released, in
-node score order; sub-groups are not modelled; a job that already has a HyperNode is not narrowed
-to it.
+node score order, and tries a hard-topology job in the whole domain only (upstream also tries the
+smaller HyperNodes inside it); sub-groups are not modelled; a job that already has a HyperNode is
+not narrowed to it. Not modelled yet: upstream's virtual cluster-wide HyperNode (a hard job allowed
+a tier above every HyperNode's, or a cluster without HyperNodes, gets the whole cluster as its
+domain there and none here), narrowing to HyperNodes only when network-topology-aware is in the
+conf, and that plugin's `hypernode.gradient.evict.max-hypernodes`.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ def gang_evictable(job: job_info.JobInfo) -> bool:
     meta = job.podgroup.get("metadata") or {}
     for source in (meta.get("annotations") or {}, meta.get("labels") or {}):
         if job_info.PREEMPTABLE_KEY in source:
-            return str(source[job_info.PREEMPTABLE_KEY]).lower() == "true"
+            # Go's strconv.ParseBool; anything else is not true.
+            return str(source[job_info.PREEMPTABLE_KEY]) in ("1", "t", "T", "true", "TRUE", "True")
     return True
 
 

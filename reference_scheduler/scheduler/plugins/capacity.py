@@ -128,11 +128,32 @@ class Capacity:
         return victims, interface.PERMIT
 
     def _unified_evictable(self, ssn: Session, context: extension_points.EvictionContext, candidates: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
-        """gangpreempt's victims are not capacity's to narrow; gangreclaim's are those of
-        reclaim, judged in the order given. Upstream: capacity's UnifiedEvictableFn (v1.15)."""
+        """gangpreempt's victims are not capacity's to narrow. gangreclaim's are judged in the order
+        given, each against its queue as the ones before it left it: never below the guarantee, and
+        only while the queue holds more than its deserved share in a resource the task asks for.
+        Upstream: capacity's UnifiedEvictableFn (v1.15)."""
         if context.kind == "gangpreempt":
             return candidates, interface.PERMIT
-        return self._reclaimable(ssn, candidates)
+        if not self.ready:
+            return [], interface.REJECT
+        victims = []
+        allocations: dict[str, resource.Resource] = {}
+        for task in candidates:
+            attr = self.attrs.get(ssn.jobs[task.job].queue)
+            if attr is None:
+                continue
+            allocated = allocations.setdefault(attr.name, attr.allocated.clone())
+            if not attr.guarantee.less_equal(allocated.clone().sub(task.resreq)):
+                continue
+            # A task asking for nothing the queue's deserved share names costs that share nothing;
+            # otherwise the queue must hold more than deserved in a resource the task asks for.
+            asked = [name for name in task.resreq.names() if task.resreq.get(name) > 0]
+            named = [name for name in asked if name in attr.deserved.values]
+            if named and not any(allocated.get(name) > attr.deserved.get(name) + resource.EPSILON for name in named):
+                continue
+            allocated.sub(task.resreq)
+            victims.append(task)
+        return victims, interface.PERMIT
 
     def _preemptive(self, queue: queue_info.QueueInfo, tasks: list[job_info.TaskInfo]) -> bool:
         """A queue may reclaim for these tasks while, with them, it stays within its real

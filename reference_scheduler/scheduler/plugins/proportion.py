@@ -149,7 +149,10 @@ class Proportion:
         ssn.add_queue_order_fn(NAME, queue_order)
         ssn.add_allocatable_fn(NAME, allocatable)
         def preemptive(queue: queue_info.QueueInfo, tasks: list[job_info.TaskInfo]) -> bool:
-            # The tasks together (gangreclaim hands a job's pending tasks at once).
+            # The tasks together (gangreclaim hands a job's pending tasks at once); a queue that is
+            # not Open reclaims nothing.
+            if queue.state != "Open":
+                return False
             request = resource.Resource()
             for task in tasks:
                 request.add(task.resreq)

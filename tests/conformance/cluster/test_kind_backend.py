@@ -167,3 +167,21 @@ def test_a_node_image_asks_for_what_its_kubeadm_names() -> None:
     assert kind_image.sandbox_image(lambda _: None).startswith("registry.k8s.io/pause:")
     with pytest.raises(errors.ToolchainError, match="PauseVersion"):
         kind_image.parse_kubeadm_constants("v9.9.9", 'DefaultEtcdVersion = "1-0"\nCoreDNSVersion = "v1"\n', "constants.go")
+
+
+def test_vck_kind_image_never_builds_one_release_under_anothers_tag() -> None:
+    """The tag and the release settle each other: a tag naming a release builds that release;
+    a tag and a --kube-version that disagree are refused before anything is built."""
+    from_tag = api.KindImageConfig(image="kindest/node:v1.34.1")
+    from_tag.resolve()
+    assert (from_tag.image, from_tag.kube_version) == ("kindest/node:v1.34.1", "v1.34.1")
+    from_minor = api.KindImageConfig(kube_version="1.35")
+    from_minor.resolve()
+    assert (from_minor.image, from_minor.kube_version) == ("kindest/node:v1.35.3", "v1.35.3")
+    default = api.KindImageConfig()
+    default.resolve()
+    assert (default.image, default.kube_version) == (versions.KIND_NODE_IMAGE, versions.KUBERNETES_VERSION)
+    with pytest.raises(ValueError, match="names v1.34.1, --kube-version v1.33.2"):
+        api.KindImageConfig(image="kindest/node:v1.34.1", kube_version="1.33").resolve()
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "kind", "image", "--kube-version", "1.99"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "vck kind image: --kube-version '1.99'" in proc.stderr, proc.stderr

@@ -30,10 +30,7 @@ class Bundle:
 
     @property
     def freed(self) -> resource.Resource:
-        total = resource.Resource()
-        for task in self.tasks:
-            total.add(task.resreq)
-        return total
+        return job_info.total_request(self.tasks)
 
     def return_on(self, need: resource.Resource) -> float:
         """What the bundle frees of each resource the preemptor needs (capped at the need), over
@@ -74,10 +71,7 @@ def job_bundles(job: job_info.JobInfo, local: list[job_info.TaskInfo]) -> list[B
             whole.append(task)
     bundles = [Bundle(job, True, safe)] if safe else []
     if whole:
-        everything = resource.Resource()
-        for task in job.tasks.values():
-            everything.add(task.resreq)
-        bundles.append(Bundle(job, False, whole, everything))
+        bundles.append(Bundle(job, False, whole, job_info.total_request(job.tasks.values())))
     return bundles
 
 

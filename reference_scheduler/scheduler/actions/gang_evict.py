@@ -109,21 +109,18 @@ class GangEvict:
     def evict_for(self, ssn: Session, queue: queue_info.QueueInfo, job: job_info.JobInfo, pending: list[job_info.TaskInfo]) -> Statement | None:
         """The statement that evicts the victims and pipelines the job, None when no domain
         gives one."""
-        need = resource.Resource()
-        for task in pending:
-            need.add(task.resreq)
+        need = job_info.total_request(pending)
         for domain, nodes in self.domains(ssn, job):
             ordered = self.bundles(ssn, job, domain, nodes, need)
+            # The domain's idle and releasing resources, plus what the victims so far free.
             room = resource.Resource()
             for node in nodes:
                 room.add(node.idle).add(node.releasing)
             victims: list[job_info.TaskInfo] = []
             for bundle in ordered:
                 victims.extend(bundle.tasks)
-                freed = room.clone()
-                for victim in victims:
-                    freed.add(victim.resreq)
-                if not need.less_equal(freed):
+                room.add(bundle.freed)
+                if not need.less_equal(room):
                     continue
                 stmt = self.trial(ssn, queue, job, pending, nodes, victims)
                 if stmt is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-from typing import Any
+from typing import Any, Iterable
 
 from reference_scheduler.api import resource
 from reference_scheduler.scheduler import features as features_mod
@@ -41,6 +41,14 @@ READY = {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.AL
 # Statuses a victim may be taken from. Upstream: PreemptableStatus.
 PREEMPTABLE = {TaskStatus.BOUND, TaskStatus.RUNNING}
 OCCUPYING = {TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.RELEASING, TaskStatus.PIPELINED}
+
+
+def total_request(tasks: Iterable[TaskInfo]) -> resource.Resource:
+    """What the tasks ask for together."""
+    total = resource.Resource()
+    for task in tasks:
+        total.add(task.resreq)
+    return total
 
 
 def status_of(pod: dict[str, Any]) -> TaskStatus:

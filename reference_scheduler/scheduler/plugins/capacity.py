@@ -18,7 +18,7 @@ docs/design/capacity-scheduling.md, docs/design/hierarchical-queue-on-capacity-p
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from reference_scheduler.api import resource
 from reference_scheduler.scheduler.api import job_info, queue_info
@@ -112,16 +112,21 @@ class Capacity:
     def _reclaimable(self, ssn: Session, reclaimees: list[job_info.TaskInfo]) -> tuple[list[job_info.TaskInfo], int]:
         """Victims come from queues holding more than their deserved share, one after another
         while the queue still does, and never take a queue below its guarantee."""
+        return self._victims_in_order(ssn, reclaimees, lambda attr, allocated, task: not attrs_mod.within(allocated, attr.deserved))
+
+    def _victims_in_order(self, ssn: Session, candidates: list[job_info.TaskInfo], over_share: Callable[[QueueAttr, resource.Resource, job_info.TaskInfo], bool]) -> tuple[list[job_info.TaskInfo], int]:
+        """The candidates taken in order, each judged against its queue as the ones before it left
+        it: never below the guarantee, and only while `over_share` holds for the queue."""
         if not self.ready:
             return [], interface.REJECT
         victims = []
         allocations: dict[str, resource.Resource] = {}
-        for task in reclaimees:
+        for task in candidates:
             attr = self.attrs.get(ssn.jobs[task.job].queue)
             if attr is None:
                 continue
             allocated = allocations.setdefault(attr.name, attr.allocated.clone())
-            if attrs_mod.within(allocated, attr.deserved) or not attr.guarantee.less_equal(allocated.clone().sub(task.resreq)):
+            if not over_share(attr, allocated, task) or not attr.guarantee.less_equal(allocated.clone().sub(task.resreq)):
                 continue
             allocated.sub(task.resreq)
             victims.append(task)
@@ -134,26 +139,14 @@ class Capacity:
         Upstream: capacity's UnifiedEvictableFn (v1.15)."""
         if context.kind == "gangpreempt":
             return candidates, interface.PERMIT
-        if not self.ready:
-            return [], interface.REJECT
-        victims = []
-        allocations: dict[str, resource.Resource] = {}
-        for task in candidates:
-            attr = self.attrs.get(ssn.jobs[task.job].queue)
-            if attr is None:
-                continue
-            allocated = allocations.setdefault(attr.name, attr.allocated.clone())
-            if not attr.guarantee.less_equal(allocated.clone().sub(task.resreq)):
-                continue
+
+        def over_where_asked(attr: QueueAttr, allocated: resource.Resource, task: job_info.TaskInfo) -> bool:
             # A task asking for nothing the queue's deserved share names costs that share nothing;
             # otherwise the queue must hold more than deserved in a resource the task asks for.
-            asked = [name for name in task.resreq.names() if task.resreq.get(name) > 0]
-            named = [name for name in asked if name in attr.deserved.values]
-            if named and not any(allocated.get(name) > attr.deserved.get(name) + resource.EPSILON for name in named):
-                continue
-            allocated.sub(task.resreq)
-            victims.append(task)
-        return victims, interface.PERMIT
+            named = [name for name in task.resreq.names() if task.resreq.get(name) > 0 and name in attr.deserved.values]
+            return not named or any(allocated.get(name) > attr.deserved.get(name) + resource.EPSILON for name in named)
+
+        return self._victims_in_order(ssn, candidates, over_where_asked)
 
     def _preemptive(self, queue: queue_info.QueueInfo, tasks: list[job_info.TaskInfo]) -> bool:
         """A queue may reclaim for these tasks while, with them, it stays within its real
@@ -161,9 +154,7 @@ class Capacity:
         attr = self.attrs.get(queue.name)
         if not self.ready or queue.state != OPEN or attr is None:
             return False
-        request = resource.Resource()
-        for task in tasks:
-            request.add(task.resreq)
+        request = job_info.total_request(tasks)
         future = attr.allocated.clone().add(request)
         if attrs_mod.fits(future, attr.real_capability, request):
             return False

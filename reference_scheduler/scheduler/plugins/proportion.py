@@ -153,9 +153,7 @@ class Proportion:
             # not Open reclaims nothing.
             if queue.state != "Open":
                 return False
-            request = resource.Resource()
-            for task in tasks:
-                request.add(task.resreq)
+            request = job_info.total_request(tasks)
             attr = self.attrs.get(queue.name)
             if attr is None:
                 return True

@@ -163,6 +163,36 @@ def _has_cycle(tasks: Sequence[Mapping[str, Any]]) -> bool:
     return any(visit(n) for n in graph)
 
 
+def topology_errors(topology: Mapping[str, Any] | None) -> str:
+    """v1.14: a topology names its highest tier by number or by name, not both."""
+    if topology and topology.get("highestTierAllowed") is not None and topology.get("highestTierName"):
+        return "must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously"
+    return ""
+
+
+def partition_errors(task: Mapping[str, Any], job_name: str) -> str:
+    """v1.14: a task's partitions cover its replicas exactly; a task minAvailable (the webhook has
+    defaulted it by now) is whole partitions when minPartitions is given (the `minPartitions > 0`
+    guard is v1.14.3's and v1.15.1's). Upstream: validatePartitionPolicy."""
+    policy = task.get("partitionPolicy")
+    if not policy:
+        return ""
+    where = f"in task: {task.get('name', '')}, job: {job_name}"
+    total = int(policy.get("totalPartitions") or 0)
+    size = int(policy.get("partitionSize") or 0)
+    wanted = int(policy.get("minPartitions") or 0)
+    msg = ""
+    if total <= 0:
+        msg = f"'TotalPartitions' must be greater than 0 {where}"
+    elif size <= 0:
+        msg = f"'PartitionSize' must be greater than 0 {where}"
+    elif int(task.get("replicas") or 0) != total * size:
+        msg = f"'Replicas' are not equal to TotalPartitions*PartitionSize {where}"
+    elif task.get("minAvailable") is not None and wanted > 0 and wanted * size != int(task["minAvailable"]):
+        msg = f"'MinAvailable' is not equal to MinPartitions*PartitionSize {where}"
+    return msg + topology_errors(policy.get("networkTopology"))
+
+
 def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueList, head_task_required: bool = True) -> str:
     """The reason a new Job is refused, or '' when it is admitted."""
     spec = job.get("spec") or {}
@@ -187,7 +217,7 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
         head = ray.Ray("ray", list(plugins["ray"] or [])).flags.head
         if head not in names:
             return f"the ray plugin needs a head task named {head!r}; job {name} has none"
-    msg = ""
+    msg = topology_errors(spec.get("networkTopology"))
     seen: set[str] = set()
     total = 0
     for task in tasks:
@@ -217,6 +247,7 @@ def validate_create(job: Mapping[str, Any], queue: QueueLookup, queues: QueueLis
         err = resource_requirement_errors(task, tasks.index(task))
         if err:
             msg += err
+        msg += partition_errors(task, name)
     err = qualified_name_errors(name)
     if err:
         msg += f" create job with name {name} validate failed [{err}]"
@@ -266,11 +297,17 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
                 return f"'minAvailable' must be >= 0 in task: {task.get('name')}"
             if int(task["minAvailable"]) > replicas:
                 return f"'minAvailable' must be <= 'replicas' in task: {task.get('name')}"
+        err = partition_errors(task, (new.get("metadata") or {}).get("name", ""))
+        if err:
+            return err
         total += replicas
     if int(new_spec.get("minAvailable") or 0) > total:
         return "job 'minAvailable' must not be greater than total replicas"
     if int(new_spec.get("minAvailable") or 0) < 0:
         return "job 'minAvailable' must be >= 0"
+    err = topology_errors(new_spec.get("networkTopology"))
+    if err:
+        return err
     if len(old_spec.get("tasks") or []) != len(new_spec.get("tasks") or []):
         return "job updates may not add or remove tasks"
 

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.cluster
 # their ids), how many those are: a renamed scenario cannot silently drop out)
 BROKEN = [
     # the job controller, the webhook and the PodGroup controller
-    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability or job-update-rules", 6),
+    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability or job-update-rules or partition-policy-rules", 7),
     ("admission", "defaults", "default-", 6),
     ("elastic", "admission", "scale-below-min-available", 1),
     ("queue", "admission", "hierarchy-admission or hierarchy-annotations", 2),
@@ -80,7 +80,7 @@ BROKEN = [
     # A PodGroup is Unknown only when its gang is unschedulable (gang's condition) while pods run.
     ("queue-state", "gang", "podgroup-phase-follows", 1),
     ("gang", "backfill", "best-effort-members-complete", 1),
-    ("gang", "allocate", "full-occupancy", 1),
+    ("gang", "allocate", "full-occupancy or partition-policy", 2),
     ("backfill", "backfill", "pods-placed or beside-pending", 2),
     ("sla", "sla", "permits-enqueue or global or earlier-deadline or higher-priority", 4),
     ("task-topology", "task-topology", "same-node or spreads or between-kinds or task-order", 4),
@@ -89,7 +89,10 @@ BROKEN = [
     # Hard confinement lives in allocate upstream, so only the soft scenarios depend on the plugin;
     # the hard ones fail when the job controller no longer hands the Job's networkTopology on.
     ("hypernode", "network-topology-aware", "soft-keeps-pods-together or soft-prefers-the-nearer", 2),
-    ("hypernode", "network-topology", "hard", 8),
+    # From v1.14 the plugin is what confines a job's partitions (sub-jobs) and ranks their
+    # HyperNodes; the controller is what hands the partitions on as the PodGroup's subGroupPolicy.
+    ("hypernode", "network-topology-aware", "partition-tier1-groups or partition-job-tier2 or partition-replaced", 4),
+    ("hypernode", "network-topology", "hard or partition-min-partitions-gate or partition-soft-within", 10),
     # Of several HyperNodes that hold a hard job, the best scored (binpack's node scores) wins.
     ("hypernode", "binpack", "hard-best-scored", 1),
     ("numa", "numa-aware", "needs-one-numa-node or refuses-split-cpus or prefers-fewer-numa-nodes or must-match-the-node or follows-the-node or only-guaranteed", 6),

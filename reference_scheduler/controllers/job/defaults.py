@@ -17,6 +17,18 @@ DEFAULT_MAX_RETRY = 3
 NEEDS_SVC = ("tensorflow", "mpi", "pytorch", "ray")
 
 
+def default_task_min_available(task: dict[str, Any]) -> int:
+    """A task's minAvailable when it names none: its replicas, or, when its partitionPolicy asks
+    for a number of partitions, that many partitions' pods (v1.14; v1.14.0-v1.14.2 and v1.15.0
+    gave every partitioned task minPartitions x partitionSize, 0 without minPartitions, fixed in
+    v1.14.3 and v1.15.1)."""
+    partitions = task.get("partitionPolicy") or {}
+    wanted = int(partitions.get("minPartitions") or 0)
+    if wanted > 0:
+        return wanted * int(partitions.get("partitionSize") or 0)
+    return int(task.get("replicas") or 0)
+
+
 def with_defaults(job: dict[str, Any], scheduler_name: str = DEFAULT_SCHEDULER) -> dict[str, Any]:
     job = copy.deepcopy(job)
     spec = job.setdefault("spec", {})
@@ -35,7 +47,7 @@ def with_defaults(job: dict[str, Any], scheduler_name: str = DEFAULT_SCHEDULER) 
         if template_spec.get("hostNetwork") and not template_spec.get("dnsPolicy"):
             template_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
         if task.get("minAvailable") is None:
-            task["minAvailable"] = task["replicas"]
+            task["minAvailable"] = default_task_min_available(task)
         if not task.get("maxRetry"):
             task["maxRetry"] = DEFAULT_MAX_RETRY
         total += int(task["minAvailable"])

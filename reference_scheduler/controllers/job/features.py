@@ -17,7 +17,8 @@ class Features:
     ttl: bool = True
     commands: bool = True
     elastic: bool = True
-    # Copying a Job's spec.networkTopology to its PodGroup, where the scheduler reads it.
+    # Copying a Job's spec.networkTopology, and its tasks' partitions as a subGroupPolicy, to its
+    # PodGroup, where the scheduler reads them.
     network_topology: bool = True
     # A Job's spec.volumes: claims named or created, mounted in every pod (volumes.py).
     volumes: bool = True

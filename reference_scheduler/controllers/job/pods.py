@@ -19,6 +19,8 @@ QUEUE_NAME = "volcano.sh/queue-name"
 JOB_VERSION = "volcano.sh/job-version"
 RETRY_COUNT = "volcano.sh/job-retry-count"
 TEMPLATE_KEY = "volcano.sh/template-uid"
+# v1.14: which partition of its task a pod is in (index // partitionSize).
+PARTITION_ID = "volcano.sh/partition-id"
 
 
 def podgroup_name(job: dict[str, Any]) -> str:
@@ -59,12 +61,39 @@ def make_pod(job: dict[str, Any], task: dict[str, Any], index: int, version: int
     })
     labels = dict(pod_meta.get("labels") or {})
     labels.update({TASK_INDEX: str(index), JOB_NAME: meta["name"], TASK_SPEC: task["name"], JOB_NAMESPACE: meta["namespace"], QUEUE_NAME: spec["queue"]})
+    partitions = task.get("partitionPolicy")
+    if partitions:
+        size = int(partitions.get("partitionSize") or 0)
+        labels[PARTITION_ID] = str(index // size if size > 0 else 0)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": pod_name(meta["name"], task["name"], index), "namespace": meta["namespace"], "labels": labels, "annotations": annotations, "ownerReferences": [owner(job)]},
         "spec": pod_spec,
     }
+
+
+def sub_group_policy(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """The PodGroup's subGroupPolicy: one entry per task with a partitionPolicy, in task order;
+    each partition is the pods of the task with one partition-id. Upstream: buildSubGroupPolicy
+    in job_controller_actions.go."""
+    out: list[dict[str, Any]] = []
+    for task in job["spec"].get("tasks") or []:
+        partitions = task.get("partitionPolicy")
+        if not partitions:
+            continue
+        entry: dict[str, Any] = {
+            "name": task["name"],
+            "subGroupSize": int(partitions.get("partitionSize") or 0),
+            "minSubGroups": int(partitions.get("minPartitions") or 0),
+            "labelSelector": {"matchLabels": {TASK_SPEC: task["name"]}},
+            "matchLabelKeys": [PARTITION_ID],
+        }
+        topology = partitions.get("networkTopology")
+        if topology:
+            entry["networkTopology"] = {k: topology[k] for k in ("mode", "highestTierAllowed", "highestTierName") if k in topology}
+        out.append(entry)
+    return out
 
 
 def _quantities_as_strings(pod_spec: dict[str, Any]) -> None:

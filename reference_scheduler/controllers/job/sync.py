@@ -401,6 +401,9 @@ class JobSync:
             want["priorityClassName"] = spec["priorityClassName"]
         if spec.get("networkTopology") and self.ctl.features.network_topology:
             want["networkTopology"] = spec["networkTopology"]
+        sub_groups = pods.sub_group_policy(self.job)
+        if sub_groups and self.ctl.features.network_topology:
+            want["subGroupPolicy"] = sub_groups
         ns, name = self.meta["namespace"], pods.podgroup_name(self.job)
         if self.pg is None:
             body = {

@@ -6,7 +6,8 @@ HyperNodes of the lowest tier are tried first, one tier up at a time and never a
 highestTierAllowed; of those in the first tier where the job fits, the best scored is kept
 (hypernode_search.py). A job with a soft topology is placed over all nodes; the
 network-topology-aware plugin's node scores keep its tasks together. Either way the HyperNode the
-job's tasks sit under is recorded on its PodGroup.
+job's tasks sit under is recorded on its PodGroup. A job whose PodGroup has a subGroupPolicy (a
+Volcano Job's partitions, v1.14) is placed sub-job by sub-job (sub_job_search.py).
 
 Upstream: pkg/scheduler/actions/allocate/allocate.go.
 """
@@ -18,7 +19,7 @@ import logging
 
 import numpy as np
 
-from reference_scheduler.scheduler.actions import hypernode_search
+from reference_scheduler.scheduler.actions import hypernode_search, sub_job_search
 from reference_scheduler.scheduler.api import (
     hyper_node_info,
     job_info,
@@ -109,6 +110,7 @@ class Allocate:
 
     def __init__(self) -> None:
         self.search = hypernode_search.HyperNodeSearch(self.place_tasks)
+        self.sub_jobs = sub_job_search.SubJobSearch(place_scored)
 
     def execute(self, ssn: Session) -> None:
         enqueue_on = "enqueue" in ssn.conf.actions
@@ -143,6 +145,19 @@ class Allocate:
             if not tasks:
                 continue
             topology = hyper_node_info.network_topology(job)
+            if sub_job_search.applies(job):
+                # Partitions (a PodGroup's subGroupPolicy): placed sub-job by sub-job.
+                if not ssn.hyper_nodes_info.ready:
+                    log.error("HyperNodes are not ready (%s); job %s with sub-groups waits", "; ".join(ssn.hyper_nodes_info.problems), job.uid)
+                    active.discard(queue.name)
+                    continue
+                stmt = self.sub_jobs.allocate(ssn, job, queue)
+                if stmt is not None and stmt.operations:
+                    stmt.commit()
+                    # Ready with tasks left (more partitions than minSubGroups needs): again.
+                    if any(t.status is job_info.TaskStatus.PENDING and not t.best_effort and not t.sch_gated for t in job.tasks.values()):
+                        jobs.push(job)
+                continue
             if topology is not None and topology.hard:
                 if not ssn.hyper_nodes_info.ready:
                     # Upstream skips the job and, as it does not put the queue back, the rest of

@@ -35,6 +35,9 @@ SOFT = "soft"
 class NetworkTopology:
     mode: str
     highest_tier_allowed: int
+    # `highestTierName` (v1.14): the tier named by the HyperNodes' spec.tierName; it stands for
+    # highestTierAllowed and is translated when the tree is known (HyperNodesInfo.resolve).
+    highest_tier_name: str = ""
 
     @property
     def hard(self) -> bool:
@@ -49,16 +52,21 @@ def network_topology(job: job_info.JobInfo) -> NetworkTopology | None:
     """The PodGroup's `spec.networkTopology`, None without one. A field left out takes the value
     Volcano's CRD defaults it to (mode hard, highestTierAllowed 1): the kit's CRDs keep the
     field free-form, so the scheduler applies those defaults where the API server would have."""
-    spec = (job.podgroup.get("spec") or {}).get("networkTopology")
+    return topology_of((job.podgroup.get("spec") or {}).get("networkTopology"), f"PodGroup {job.uid}")
+
+
+def topology_of(spec: object, owner: str) -> NetworkTopology | None:
+    """A `networkTopology` object (a PodGroup's or one of its subGroupPolicy entries')."""
     if not isinstance(spec, Mapping):
         return None
-    highest = spec.get("highestTierAllowed", 1)
+    name = str(spec.get("highestTierName") or "")
+    highest = spec.get("highestTierAllowed", 0 if name else 1)
     try:
         tier = int(highest)
     except (TypeError, ValueError):
-        log.warning("PodGroup %s: networkTopology.highestTierAllowed %r is not an integer; using 1", job.uid, highest)
+        log.warning("%s: networkTopology.highestTierAllowed %r is not an integer; using 1", owner, highest)
         tier = 1
-    return NetworkTopology(str(spec.get("mode") or HARD), tier)
+    return NetworkTopology(str(spec.get("mode") or HARD), tier, name)
 
 
 def allocated_hypernode(job: job_info.JobInfo) -> str:
@@ -83,6 +91,8 @@ class HyperNodeInfo:
     parent: str
     # The real nodes under it, at any depth; only nodes that exist. Upstream: RealNodesList.
     nodes: frozenset[str]
+    # spec.tierName (v1.14): the name a topology's highestTierName refers to.
+    tier_name: str = ""
 
 
 class HyperNodesInfo:
@@ -107,6 +117,22 @@ class HyperNodesInfo:
 
     def __contains__(self, name: object) -> bool:
         return name in self.infos
+
+    def resolve(self, topology: NetworkTopology) -> NetworkTopology:
+        """The topology with a highestTierName turned into its tier. A name no HyperNode gives
+        its tier is left as it is, with no tier: such a topology confines nothing (upstream
+        leaves it untranslated, and without a tier it is not hard). Upstream:
+        adjustNetworkTopologySpec."""
+        if not topology.highest_tier_name:
+            return topology
+        tiers = {info.tier_name: info.tier for info in self.infos.values() if info.tier_name}
+        if topology.highest_tier_name not in tiers:
+            return NetworkTopology(SOFT if topology.soft else "", 0, topology.highest_tier_name)
+        return NetworkTopology(topology.mode, tiers[topology.highest_tier_name], "")
+
+    def within(self, name: str, ancestor: str) -> bool:
+        """The HyperNode is the ancestor or lies below it."""
+        return ancestor in self.ancestors(name)
 
     def tier(self, name: str) -> int:
         return self.infos[name].tier
@@ -183,7 +209,7 @@ def build(hypernodes: Mapping[str, Mapping[str, Any]], nodes: Mapping[str, Mappi
         real[name] = frozenset(n for n in found if n in nodes)
         return real[name]
 
-    infos = {name: HyperNodeInfo(name, tiers[name], parents.get(name, ""), resolve(name, ())) for name in sorted(members)}
+    infos = {name: HyperNodeInfo(name, tiers[name], parents.get(name, ""), resolve(name, ()), str((hypernodes[name].get("spec") or {}).get("tierName") or "")) for name in sorted(members)}
     for problem in problems:
         log.error("HyperNodes not ready: %s", problem)
     return HyperNodesInfo(infos, problems)

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from reference_scheduler.scheduler.api import job_info, queue_info
+from reference_scheduler.scheduler.api import job_info, queue_info, sub_job_info
 
 # A plugin's say in a vote: interface.PERMIT, ABSTAIN or REJECT.
 Vote = int
@@ -74,6 +74,11 @@ BatchPredicateFn = Callable[[job_info.TaskInfo], Sequence[PredicateCheck]]
 BatchNodeOrderFn = Callable[[job_info.TaskInfo], npt.ArrayLike]
 # (job, each candidate HyperNode's nodes) -> a score per HyperNode (one left out scores 0).
 HyperNodeOrderFn = Callable[[job_info.JobInfo, dict[str, list[str]]], Mapping[str, float]]
+# (a sub-job, its candidate HyperNodes -> their nodes) -> each candidate's score. From v1.14 the
+# plugin that ranks a sub-job's HyperNodes (network-topology-aware) is also what confines jobs with
+# sub-jobs to HyperNodes: without one, allocate places them over every node. Upstream:
+# HyperNodeOrderFn with a SubJobInfo, HyperNodeGradientForJobFn, HyperNodeGradientForSubJobFn.
+SubJobHyperNodeOrderFn = Callable[[sub_job_info.SubJob, Mapping[str, frozenset[str]]], Mapping[str, float]]
 
 
 class ExtensionPoints:
@@ -101,6 +106,7 @@ class ExtensionPoints:
         self.batch_predicate_fns: dict[str, BatchPredicateFn] = {}
         self.batch_node_order_fns: dict[str, BatchNodeOrderFn] = {}
         self.hyper_node_order_fns: dict[str, HyperNodeOrderFn] = {}
+        self.sub_job_hyper_node_order_fns: dict[str, SubJobHyperNodeOrderFn] = {}
 
     def add_job_order_fn(self, name: str, fn: JobOrderFn) -> None:
         self.job_order_fns[name] = fn
@@ -161,3 +167,6 @@ class ExtensionPoints:
 
     def add_hyper_node_order_fn(self, name: str, fn: HyperNodeOrderFn) -> None:
         self.hyper_node_order_fns[name] = fn
+
+    def add_sub_job_hyper_node_order_fn(self, name: str, fn: SubJobHyperNodeOrderFn) -> None:
+        self.sub_job_hyper_node_order_fns[name] = fn

@@ -13,7 +13,7 @@ from typing import Callable, Iterator, Mapping, TypeVar
 
 import numpy as np
 
-from reference_scheduler.scheduler.api import job_info, queue_info
+from reference_scheduler.scheduler.api import job_info, queue_info, sub_job_info
 from reference_scheduler.scheduler.framework import extension_points, interface
 from reference_scheduler.scheduler.framework.session import Session
 
@@ -156,6 +156,25 @@ def hyper_node_scores(ssn: Session, job: job_info.JobInfo, candidates: dict[str,
                 if name in total:
                     total[name] += float(score)
     return total
+
+
+def sub_job_hyper_node_scores(ssn: Session, sub: sub_job_info.SubJob, candidates: Mapping[str, frozenset[str]]) -> dict[str, float] | None:
+    """The sum of every plugin's score of each candidate HyperNode for the sub-job; None when no
+    plugin ranks sub-jobs' HyperNodes, and so none confines them."""
+    fns = [fn for tier in _each_tier(ssn, ssn.sub_job_hyper_node_order_fns, "hypernodeorder") for fn in tier]
+    if not fns:
+        return None
+    total = {name: 0.0 for name in candidates}
+    for fn in fns:
+        for name, score in fn(sub, candidates).items():
+            if name in total:
+                total[name] += float(score)
+    return total
+
+
+def sub_jobs_confined(ssn: Session) -> bool:
+    """Whether a plugin confines jobs with sub-jobs to HyperNodes (ranks their HyperNodes)."""
+    return any(fns for fns in _each_tier(ssn, ssn.sub_job_hyper_node_order_fns, "hypernodeorder"))
 
 
 def job_valid(ssn: Session, job: job_info.JobInfo) -> tuple[str, str] | None:

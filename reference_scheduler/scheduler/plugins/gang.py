@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 from typing import Any, Mapping
 
-from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.api import job_info, sub_job_info
 from reference_scheduler.scheduler.framework import interface
 from reference_scheduler.scheduler.framework.session import Session
 
@@ -45,13 +45,16 @@ class Gang:
         def valid(job: job_info.JobInfo) -> tuple[str, str] | None:
             if not job.check_task_valid():
                 return NOT_ENOUGH_PODS_OF_TASK, "Not enough valid pods of each task for gang-scheduling"
+            if not sub_job_info.check_valid(job):
+                return NOT_ENOUGH_PODS_OF_TASK, "Not enough valid subGroups of each task for gang-scheduling"
             valid_num = job.valid_task_num()
             if valid_num < job.min_available:
                 return NOT_ENOUGH_PODS, f"Not enough valid tasks for gang-scheduling, valid: {valid_num}, min: {job.min_available}"
             return None
 
         def ready(job: job_info.JobInfo) -> bool:
-            return check_task_ready(job) and job.is_ready()
+            # A PodGroup's subGroupPolicy may also ask for a number of ready sub-jobs (v1.14).
+            return check_task_ready(job) and sub_job_info.check_ready(job) and job.is_ready()
 
         def pipelined(job: job_info.JobInfo) -> int:
             return interface.PERMIT if job.is_pipelined() else interface.REJECT

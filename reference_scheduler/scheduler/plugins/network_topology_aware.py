@@ -15,7 +15,13 @@ finds the top score among all of them. The two agree: every node at the top scor
 HyperNode the job's tasks are in, so when all of those are full the candidates left hold none of
 the job's tasks and the extra score is 0 for each of them anyway.
 
-Confining a hard-topology job to one HyperNode is allocate's work, not this plugin's.
+Confining a hard-topology job to one HyperNode is allocate's work, not this plugin's, except for
+jobs with sub-jobs (a PodGroup's subGroupPolicy, v1.14): as from v1.14 upstream, their HyperNodes
+are searched only when this plugin is on, and it ranks the HyperNodes a sub-job fits in by
+HyperNode binpack (`sub_job_hypernode_scores`): for cpu and memory, the mean of (what the
+HyperNode's nodes hold + what the sub-job asks) / their allocatable, 0 when it overflows; among
+the HyperNodes sharing the top score, plus the share of the sub-job's tasks already there; times
+100 and the weight. Upstream: HyperNodeOrderFn, getSubJobHyperNodeBinPackingScore.
 
 Upstream: pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go.
 """
@@ -27,7 +33,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from reference_scheduler.scheduler.api import hyper_node_info, job_info
+from reference_scheduler.scheduler.api import hyper_node_info, job_info, sub_job_info
 from reference_scheduler.scheduler.framework.session import Session
 
 log = logging.getLogger(__name__)
@@ -42,6 +48,9 @@ def _weight(arguments: Mapping[str, Any]) -> int:
     except (TypeError, ValueError):
         log.warning("%s: weight=%r is not an integer; using 1", NAME, value)
         return 1
+
+
+BINPACK_RESOURCES = ("cpu", "memory")
 
 
 def tier_score(tree: hyper_node_info.HyperNodesInfo, hypernode: str, allocated: str) -> float:
@@ -67,6 +76,7 @@ class NetworkTopologyAware:
 
     def on_session_open(self, ssn: Session) -> None:
         ssn.add_batch_node_order_fn(NAME, lambda task: self.scores(ssn, task))
+        ssn.add_sub_job_hyper_node_order_fn(NAME, lambda sub, candidates: self.sub_job_hypernode_scores(ssn, sub, candidates))
 
     def on_session_close(self, ssn: Session) -> None:
         return None
@@ -81,7 +91,8 @@ class NetworkTopologyAware:
         out = np.zeros(len(ssn.matrix))
         job = ssn.jobs.get(task.job)
         allocated = task.job_allocated_hypernode
-        if job is None or not allocated or hyper_node_info.network_topology(job) is None:
+        # allocate hands over a HyperNode only for a job or sub-job with a topology.
+        if job is None or not allocated:
             return out
         tree = ssn.hyper_nodes_info
         rows = self.row_hypernodes(ssn)
@@ -95,3 +106,27 @@ class NetworkTopologyAware:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s: task %s under %s: scores %s", NAME, task.name, allocated, dict(zip(ssn.matrix.names, out.tolist(), strict=True)))
         return out
+
+    def sub_job_hypernode_scores(self, ssn: Session, sub: sub_job_info.SubJob, candidates: Mapping[str, frozenset[str]]) -> dict[str, float]:
+        """Each candidate HyperNode's score for the sub-job (candidates: HyperNode -> its nodes)."""
+        request = job_info.total_request(sub.tasks)
+        asked = [name for name in BINPACK_RESOURCES if request.get(name) > 0]
+        scores: dict[str, float] = {}
+        for name, nodes in candidates.items():
+            members = [ssn.nodes[n] for n in nodes if n in ssn.nodes]
+            ratios: list[float] = []
+            for resource_name in asked:
+                allocatable = sum(node.allocatable.get(resource_name) for node in members)
+                used = sum(node.used.get(resource_name) for node in members)
+                if used + request.get(resource_name) > allocatable:
+                    ratios = []
+                    break
+                ratios.append((used + request.get(resource_name)) / allocatable)
+            scores[name] = sum(ratios) / len(ratios) if ratios else 0.0
+        top = max(scores.values(), default=0.0)
+        tied = [name for name, score in scores.items() if score == top]
+        if len(tied) > 1:
+            for name in tied:
+                inside = sum(1 for task in sub.tasks if task.node_name and task.node_name in candidates[name])
+                scores[name] += inside / len(sub.tasks) if sub.tasks else 1.0
+        return {name: BASE_SCORE * self.weight * score for name, score in scores.items()}

@@ -79,3 +79,37 @@ def test_an_mpi_job_needs_its_master_and_may_have_no_worker() -> None:
     workers_only = job("q")
     workers_only["spec"]["plugins"] = {"mpi": ["--master=launcher"]}
     assert validate_job.validate_create(workers_only, lookup({"state": "Open"}), lambda: []) == "The specified mpi master task was not found"
+
+
+def partitioned(replicas: int, partitions: dict[str, Any], min_available: int | None = None, topology: dict[str, Any] | None = None) -> dict[str, Any]:
+    made = job("q")
+    task = made["spec"]["tasks"][0]
+    task.update({"replicas": replicas, "partitionPolicy": partitions})
+    if min_available is not None:
+        task["minAvailable"] = min_available
+    if topology is not None:
+        made["spec"]["networkTopology"] = topology
+    return made
+
+
+@pytest.mark.parametrize(
+    ("made", "refusal"),
+    [
+        (partitioned(4, {"totalPartitions": 2, "partitionSize": 2}), ""),
+        (partitioned(4, {"totalPartitions": 2, "partitionSize": 2, "minPartitions": 1}, min_available=2), ""),
+        # Without minPartitions a task minAvailable is free (the guard of v1.14.3 and v1.15.1).
+        (partitioned(4, {"totalPartitions": 2, "partitionSize": 2}, min_available=3), ""),
+        (partitioned(4, {"totalPartitions": 2, "partitionSize": 3}), "'Replicas' are not equal to TotalPartitions*PartitionSize in task: work, job: j"),
+        (partitioned(4, {"totalPartitions": 0, "partitionSize": 2}), "'TotalPartitions' must be greater than 0 in task: work, job: j"),
+        (partitioned(4, {"totalPartitions": 2, "partitionSize": 0}), "'PartitionSize' must be greater than 0 in task: work, job: j"),
+        (partitioned(4, {"totalPartitions": 2, "partitionSize": 2, "minPartitions": 2}, min_available=2), "'MinAvailable' is not equal to MinPartitions*PartitionSize in task: work, job: j"),
+        (partitioned(4, {"totalPartitions": 2, "partitionSize": 2, "networkTopology": {"highestTierAllowed": 1, "highestTierName": "rack"}}), "must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously"),
+        (partitioned(4, {"totalPartitions": 2, "partitionSize": 2}, topology={"mode": "hard", "highestTierAllowed": 1, "highestTierName": "rack"}), "must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously"),
+    ],
+)
+def test_a_task_partitions_cover_its_replicas_and_name_their_tier_once(made: dict[str, Any], refusal: str) -> None:
+    """v1.14's partition rules (validatePartitionPolicy, validateNetworkTopology), on create and
+    on update."""
+    queues = lookup({"state": "Open"})
+    assert validate_job.validate_create(made, queues, lambda: []) == refusal
+    assert validate_job.validate_update(made, made) == refusal

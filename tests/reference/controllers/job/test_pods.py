@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reference_scheduler.controllers.job import pods
+from reference_scheduler.controllers.job import defaults, pods
 
 Obj = dict[str, Any]
 
@@ -91,3 +91,28 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_min_resources(case: Case) -> None:
     assert pods.min_resources(case.job, lambda name: case.priorities.get(name, 0)) == case.want
+
+
+def test_a_task_with_partitions_gives_each_pod_its_partition_and_the_podgroup_a_sub_group_policy() -> None:
+    """v1.14: pod label volcano.sh/partition-id = index // partitionSize; one subGroupPolicy entry
+    per partitioned task, grouping its pods by that label, with the partition's topology; the
+    webhook's default task minAvailable is minPartitions x partitionSize when minPartitions is
+    given, else the replicas (v1.14.3, v1.15.1). Upstream: createJobPod, buildSubGroupPolicy,
+    mutate_job.go."""
+    parted = task("w", 6, requests={"cpu": "1"})
+    parted["partitionPolicy"] = {"totalPartitions": 3, "partitionSize": 2, "minPartitions": 2, "networkTopology": {"mode": "hard", "highestTierAllowed": 1}}
+    plain = task("plain", 1, requests={"cpu": "1"})
+    made = defaults.with_defaults(job(0, parted, plain))
+    made["metadata"]["namespace"] = "ns"
+    assert [t["minAvailable"] for t in made["spec"]["tasks"]] == [4, 1]
+    assert made["spec"]["minAvailable"] == 5
+    labels = [pods.make_pod(made, made["spec"]["tasks"][0], i, 0, 0)["metadata"]["labels"].get(pods.PARTITION_ID) for i in range(6)]
+    assert labels == ["0", "0", "1", "1", "2", "2"]
+    assert pods.PARTITION_ID not in pods.make_pod(made, made["spec"]["tasks"][1], 0, 0, 0)["metadata"]["labels"]
+    assert pods.sub_group_policy(made) == [{
+        "name": "w", "subGroupSize": 2, "minSubGroups": 2,
+        "labelSelector": {"matchLabels": {pods.TASK_SPEC: "w"}}, "matchLabelKeys": [pods.PARTITION_ID],
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+    }]
+    del parted["partitionPolicy"]["minPartitions"]
+    assert defaults.with_defaults(job(0, parted))["spec"]["tasks"][0]["minAvailable"] == 6

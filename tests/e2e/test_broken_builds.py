@@ -29,7 +29,7 @@ pytestmark = pytest.mark.cluster
 # their ids), how many those are: a renamed scenario cannot silently drop out)
 BROKEN = [
     # the job controller, the webhook and the PodGroup controller
-    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability or job-update-rules or partition-policy-rules", 7),
+    ("admission", "admission", "duplicate-task-name or unknown-queue or policy-exit-code-zero or no-tasks or queue-deserved-above-capability or job-update-rules or partition-policy-rules or pods-kept-as-given", 8),
     ("admission", "defaults", "default-", 6),
     ("elastic", "admission", "scale-below-min-available", 1),
     ("queue", "admission", "hierarchy-admission or hierarchy-annotations", 2),
@@ -93,6 +93,8 @@ BROKEN = [
     # HyperNodes; the controller is what hands the partitions on as the PodGroup's subGroupPolicy.
     ("hypernode", "network-topology-aware", "partition-tier1-groups or partition-job-tier2 or partition-replaced", 4),
     ("hypernode", "network-topology", "hard or partition-min-partitions-gate or partition-soft-within", 10),
+    ("preempt", "network-topology", "gang-subgroup-job", 1),
+    ("reclaim", "network-topology", "gang-subgroup-job", 1),
     # Of several HyperNodes that hold a hard job, the best scored (binpack's node scores) wins.
     ("hypernode", "binpack", "hard-best-scored", 1),
     ("numa", "numa-aware", "needs-one-numa-node or refuses-split-cpus or prefers-fewer-numa-nodes or must-match-the-node or follows-the-node or only-guaranteed", 6),

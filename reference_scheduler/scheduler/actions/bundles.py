@@ -1,12 +1,13 @@
 """gangpreempt's and gangreclaim's unit of eviction: a victim job's tasks in one domain, split into
 at most two bundles. The **safe** bundle holds the tasks the job can lose and stay at its
-minAvailable (and each role at its own minimum); the **whole** bundle holds the rest, and evicting
-it breaks the gang. Safe bundles are taken before whole ones; among whole ones, the bundle that
-frees the most of what the preemptor needs for the least of its job's size first.
+minAvailable (and each role at its own minimum, and each sub-group policy at its minSubGroups
+whole sub-jobs: a task of a sub-job already broken costs nothing more, the first task of a whole
+one costs the policy one ready sub-job); the **whole** bundle holds the rest, and evicting it
+breaks the gang. Safe bundles are taken before whole ones; among whole ones, the bundle that frees
+the most of what the preemptor needs for the least of its job's size first.
 
 Upstream: pkg/scheduler/actions/utils/bundle.go (CreateJobBundles, ApplyAllowedTasks and the
-bundles' order), v1.15. Kit choice: sub-groups (partitionPolicy) are not modelled, as the reference
-does not place them either.
+bundles' order), v1.15.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 from typing import Callable, Iterable
 
 from reference_scheduler.api import resource
-from reference_scheduler.scheduler.api import job_info
+from reference_scheduler.scheduler.api import job_info, sub_job_info
 
 
 @dataclasses.dataclass
@@ -58,15 +59,34 @@ def job_bundles(job: job_info.JobInfo, local: list[job_info.TaskInfo]) -> list[B
             if task.status in job_info.READY or (task.status is job_info.TaskStatus.PENDING and task.best_effort):
                 ready[task.role] = ready.get(task.role, 0) + 1
         role_surplus = {role: ready.get(role, 0) - need for role, need in job.min_task_member.items()}
+    # Sub-group policies with a minSubGroups (partitions, v1.14): how many ready sub-jobs each can
+    # spare, and the sub-jobs already missing a pod (losing another costs nothing more).
+    needed = sub_job_info.min_sub_groups(job)
+    sub_of: dict[str, sub_job_info.SubJob] = {}
+    broken: set[str] = set()
+    group_surplus: dict[str, int] = {group: -n for group, n in needed.items()}
+    if needed:
+        for sub in sub_job_info.sub_jobs(job).values():
+            sub_of.update({t.uid: sub for t in sub.tasks})
+            if not sub.is_ready():
+                broken.add(sub.id)
+            elif sub.group in group_surplus:
+                group_surplus[sub.group] += 1
     safe: list[job_info.TaskInfo] = []
     whole: list[job_info.TaskInfo] = []
     for task in tasks:
         role_safe = role_surplus.get(task.role, 1) > 0
-        if surplus > 0 and role_safe:
+        sub = sub_of.get(task.uid)
+        sub_safe = sub is None or sub.id in broken or group_surplus.get(sub.group, 1) > 0
+        if surplus > 0 and role_safe and sub_safe:
             safe.append(task)
             surplus -= 1
             if task.role in role_surplus:
                 role_surplus[task.role] -= 1
+            if sub is not None and sub.id not in broken:
+                broken.add(sub.id)
+                if sub.group in group_surplus:
+                    group_surplus[sub.group] -= 1
         else:
             whole.append(task)
     bundles = [Bundle(job, True, safe)] if safe else []

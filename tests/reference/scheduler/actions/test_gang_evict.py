@@ -56,6 +56,17 @@ def cpu_queue(name: str, deserved: str, reclaimable: bool = True) -> dict[str, A
     return made
 
 
+def with_partition(p: dict[str, Any], partition: int) -> dict[str, Any]:
+    p["metadata"]["labels"] = {"volcano.sh/task-spec": "main", "volcano.sh/partition-id": str(partition)}
+    return p
+
+
+def partitioned_group(name: str, min_member: int, min_groups: int, **kwargs: Any) -> dict[str, Any]:
+    made = podgroup(name, min_member, phase="Running", **kwargs)
+    made["spec"]["subGroupPolicy"] = [{"name": "main", "subGroupSize": 2, "minSubGroups": min_groups, "labelSelector": {"matchLabels": {"volcano.sh/task-spec": "main"}}, "matchLabelKeys": ["volcano.sh/partition-id"]}]
+    return made
+
+
 CASES = [
     Case(
         "gangpreempt: the victim's pods beyond its minAvailable (its safe bundle) make the room",
@@ -158,6 +169,15 @@ CASES = [
         queues=[cpu_queue("q1", "2"), cpu_queue("q2", "2"), cpu_queue("q3", "2")],
         conf=GANG_PREEMPT,
         evictions=[],
+    ),
+    Case(
+        "gangpreempt: a victim that needs one whole partition loses both pods of one, not a pod of each",
+        nodes=NODES,
+        # Partitions interleaved by name: v-0 and v-2 are partition 0, v-1 and v-3 partition 1.
+        pods=[*(with_partition(p, i % 2) for i, p in enumerate(gang("v", 4))), *waiting("high", 2)],
+        podgroups=[partitioned_group("v", 2, 1, priority="low"), podgroup("high", 2, priority="high")],
+        conf=GANG_PREEMPT,
+        evictions=["v-0", "v-2"],
     ),
 ]
 

@@ -66,12 +66,12 @@ def job_bundles(job: job_info.JobInfo, local: list[job_info.TaskInfo]) -> list[B
     broken: set[str] = set()
     group_surplus: dict[str, int] = {group: -n for group, n in needed.items()}
     if needed:
-        for sub in sub_job_info.sub_jobs(job).values():
-            sub_of.update({t.uid: sub for t in sub.tasks})
-            if not sub.is_ready():
-                broken.add(sub.id)
-            elif sub.group in group_surplus:
-                group_surplus[sub.group] += 1
+        for each in sub_job_info.sub_jobs(job).values():
+            sub_of.update({t.uid: each for t in each.tasks})
+            if not each.is_ready():
+                broken.add(each.id)
+            elif each.group in group_surplus:
+                group_surplus[each.group] += 1
     safe: list[job_info.TaskInfo] = []
     whole: list[job_info.TaskInfo] = []
     for task in tasks:

@@ -92,7 +92,7 @@ BROKEN = [
     # From v1.14 the plugin is what confines a job's partitions (sub-jobs) and ranks their
     # HyperNodes; the controller is what hands the partitions on as the PodGroup's subGroupPolicy.
     ("hypernode", "network-topology-aware", "partition-tier1-groups or partition-job-tier2 or partition-replaced", 4),
-    ("hypernode", "network-topology", "hard or partition-min-partitions-gate or partition-soft-within", 10),
+    ("hypernode", "network-topology", "hard or partition-min-partitions-gate or partition-soft-within", 11),
     ("preempt", "network-topology", "gang-subgroup-job", 1),
     ("reclaim", "network-topology", "gang-subgroup-job", 1),
     # Of several HyperNodes that hold a hard job, the best scored (binpack's node scores) wins.

@@ -144,7 +144,7 @@ class Allocate:
             tasks = pending[job.uid]
             if not tasks:
                 continue
-            topology = hyper_node_info.network_topology(job)
+            topology = hyper_node_info.resolved_topology(job, ssn.hyper_nodes_info)
             if sub_job_search.applies(job):
                 # Partitions (a PodGroup's subGroupPolicy): placed sub-job by sub-job.
                 if not ssn.hyper_nodes_info.ready:

@@ -55,6 +55,12 @@ def network_topology(job: job_info.JobInfo) -> NetworkTopology | None:
     return topology_of((job.podgroup.get("spec") or {}).get("networkTopology"), f"PodGroup {job.uid}")
 
 
+def resolved_topology(job: job_info.JobInfo, tree: HyperNodesInfo) -> NetworkTopology | None:
+    """The job's topology with a highestTierName turned into its tier (HyperNodesInfo.resolve)."""
+    topology = network_topology(job)
+    return tree.resolve(topology) if topology is not None else None
+
+
 def topology_of(spec: object, owner: str) -> NetworkTopology | None:
     """A `networkTopology` object (a PodGroup's or one of its subGroupPolicy entries')."""
     if not isinstance(spec, Mapping):

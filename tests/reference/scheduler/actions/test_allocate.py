@@ -9,6 +9,7 @@ selectBestHyperNode)."""
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -194,3 +195,21 @@ def test_hypernode_order_scores_rank_the_candidates() -> None:
     allocate.Allocate().execute(ssn)
     assert cache.binds == {"j-0": "n2", "j-1": "n3"}
     assert seen == [{"s0": ["n0", "n1"], "s1": ["n2", "n3"]}]
+
+
+def test_a_highest_tier_name_confines_like_the_tier_it_names() -> None:
+    """v1.14: `highestTierName` is translated through the HyperNodes' tierName; a name no
+    HyperNode carries confines nothing. Upstream: adjustNetworkTopologySpec."""
+    named = copy.deepcopy(TWO_RACKS)
+    for obj in named:
+        obj["spec"]["tierName"] = "rack" if obj["spec"]["tier"] == 1 else "spine"
+
+    def by_name(name: str) -> dict[str, Any]:
+        group = topology_podgroup("j", 2, "hard")
+        group["spec"]["networkTopology"] = {"mode": "hard", "highestTierName": name}
+        return group
+
+    # Room for one 3-CPU pod in each rack: only the spine holds the job.
+    pods = [filler("f-0", "n0", "2"), filler("f-2", "n2", "2"), *job_pods("j", 2)]
+    hypernode_harness.run_case(HyperNodeCase("rack", FOUR_NODES, named, copy.deepcopy(pods), [by_name("rack")], unschedulable={"j": "pod group is not ready"}))
+    hypernode_harness.run_case(HyperNodeCase("spine", FOUR_NODES, named, copy.deepcopy(pods), [by_name("spine")], binds={"j-0": "n1", "j-1": "n3"}, recorded={"j": "s2"}))

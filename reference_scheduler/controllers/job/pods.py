@@ -21,6 +21,16 @@ RETRY_COUNT = "volcano.sh/job-retry-count"
 TEMPLATE_KEY = "volcano.sh/template-uid"
 # v1.14: which partition of its task a pod is in (index // partitionSize).
 PARTITION_ID = "volcano.sh/partition-id"
+# What the scheduler reads on a pod and a user writes on the Job: the controller copies these of
+# the Job's annotations to each pod (the JDB ones: min-available, else max-unavailable), and these
+# of its labels. Upstream: createJobPod in job_controller_util.go.
+PREEMPTABLE = "volcano.sh/preemptable"
+COOLDOWN_TIME = "volcano.sh/cooldown-time"
+REVOCABLE_ZONE = "volcano.sh/revocable-zone"
+JDB_MIN_AVAILABLE = "volcano.sh/jdb-min-available"
+JDB_MAX_UNAVAILABLE = "volcano.sh/jdb-max-unavailable"
+COPIED_ANNOTATIONS = (PREEMPTABLE, COOLDOWN_TIME, REVOCABLE_ZONE)
+COPIED_LABELS = (PREEMPTABLE, COOLDOWN_TIME)
 
 
 def podgroup_name(job: dict[str, Any]) -> str:
@@ -59,8 +69,11 @@ def make_pod(job: dict[str, Any], task: dict[str, Any], index: int, version: int
         TEMPLATE_KEY: f"{meta['name']}-{task['name']}",
         RETRY_COUNT: str(retry_count),
     })
+    annotations.update(_copied_annotations(meta.get("annotations") or {}))
     labels = dict(pod_meta.get("labels") or {})
     labels.update({TASK_INDEX: str(index), JOB_NAME: meta["name"], TASK_SPEC: task["name"], JOB_NAMESPACE: meta["namespace"], QUEUE_NAME: spec["queue"]})
+    job_labels = meta.get("labels") or {}
+    labels.update({key: job_labels[key] for key in COPIED_LABELS if key in job_labels})
     partitions = task.get("partitionPolicy")
     if partitions:
         size = int(partitions.get("partitionSize") or 0)
@@ -71,6 +84,15 @@ def make_pod(job: dict[str, Any], task: dict[str, Any], index: int, version: int
         "metadata": {"name": pod_name(meta["name"], task["name"], index), "namespace": meta["namespace"], "labels": labels, "annotations": annotations, "ownerReferences": [owner(job)]},
         "spec": pod_spec,
     }
+
+
+def _copied_annotations(job_annotations: dict[str, Any]) -> dict[str, str]:
+    out = {key: str(job_annotations[key]) for key in COPIED_ANNOTATIONS if key in job_annotations}
+    for key in (JDB_MIN_AVAILABLE, JDB_MAX_UNAVAILABLE):
+        if key in job_annotations:
+            out[key] = str(job_annotations[key])
+            break
+    return out
 
 
 def sub_group_policy(job: dict[str, Any]) -> list[dict[str, Any]]:

@@ -116,3 +116,22 @@ def test_a_task_with_partitions_gives_each_pod_its_partition_and_the_podgroup_a_
     }]
     del parted["partitionPolicy"]["minPartitions"]
     assert defaults.with_defaults(job(0, parted))["spec"]["tasks"][0]["minAvailable"] == 6
+
+
+def test_the_job_annotations_the_scheduler_reads_are_copied_to_each_pod() -> None:
+    """createJobPod copies the Job's preemptable, cooldown-time and revocable-zone annotations and
+    one JDB annotation (min-available before max-unavailable), and its preemptable and
+    cooldown-time labels; nothing else of the Job's metadata."""
+    made = defaults.with_defaults(job(1, task("w", 1, requests={"cpu": "1"})))
+    made["metadata"].update(namespace="ns", annotations={
+        "volcano.sh/preemptable": "false", "volcano.sh/cooldown-time": "15s", "volcano.sh/revocable-zone": "*",
+        "volcano.sh/jdb-min-available": "1", "volcano.sh/jdb-max-unavailable": "50%", "other": "x",
+    }, labels={"volcano.sh/preemptable": "true", "volcano.sh/cooldown-time": "5s", "team": "a"})
+    meta = pods.make_pod(made, made["spec"]["tasks"][0], 0, 0, 0)["metadata"]
+    assert {k: v for k, v in meta["annotations"].items() if k.startswith("volcano.sh/") and k not in (pods.TASK_INDEX, pods.TASK_SPEC, pods.JOB_NAME, pods.QUEUE_NAME, pods.JOB_VERSION, pods.TEMPLATE_KEY, pods.RETRY_COUNT)} == {
+        "volcano.sh/preemptable": "false", "volcano.sh/cooldown-time": "15s", "volcano.sh/revocable-zone": "*", "volcano.sh/jdb-min-available": "1",
+    }
+    assert "other" not in meta["annotations"] and "team" not in meta["labels"]
+    assert meta["labels"]["volcano.sh/preemptable"] == "true" and meta["labels"]["volcano.sh/cooldown-time"] == "5s"
+    del made["metadata"]["annotations"]["volcano.sh/jdb-min-available"]
+    assert pods.make_pod(made, made["spec"]["tasks"][0], 0, 0, 0)["metadata"]["annotations"]["volcano.sh/jdb-max-unavailable"] == "50%"

@@ -36,11 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     disabled = {x.strip() for x in args.disable.split(",") if x.strip()}
     stop = threading.Event()
     api = client.api_client(args.kubeconfig)
-    jobs = controller.JobController(api, features.Features.without(disabled))
+    switched = features.Features.without(disabled)
+    jobs = controller.JobController(api, switched)
     # Wake the loop too, so a stop does not wait for the next resync.
     signals.set_events_on((signal.SIGTERM, signal.SIGINT), stop, jobs.changed)
     queues = queue.QueueController(api, jobs.changed, jobs.podgroups, jobs.commands)
-    groups = podgroup.PodGroupController(api, jobs.pods, jobs.podgroups, args.scheduler_name)
+    groups = podgroup.PodGroupController(api, jobs.pods, jobs.podgroups, args.scheduler_name, switched.network_topology)
     cronjobs = cronjob.CronJobController(api, jobs.changed, jobs.jobs)
     flows = jobflow.JobFlowController(api, jobs.changed, jobs.jobs)
     hypernodes = hypernode.HyperNodeController(api, jobs.changed)

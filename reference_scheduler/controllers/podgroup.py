@@ -2,7 +2,11 @@
 ReplicaSet, a StatefulSet, or bare) whose schedulerName is the scheduler's gets a PodGroup
 `podgroup-<owner uid>` (minMember from the owner's `scheduling.volcano.sh/group-min-member`
 annotation, else 1; queue from the pod's `scheduling.volcano.sh/queue-name`) and the annotation
-naming it. A ReplicaSet or StatefulSet scaled to zero replicas gives its PodGroup up: a
+naming it. The PodGroup also carries what the scheduler reads there: the owners' `volcano.sh/`
+annotations (the controller's default `--inherit-owner-annotations`), then the pod's own
+preemptable, cooldown-time, revocable-zone and JDB annotations and preemptable and cooldown-time
+labels, and a network topology from the pod's `volcano.sh/network-topology-mode` (hard or soft,
+hard when absent or unknown) and `volcano.sh/network-topology-highest-tier` annotations. A ReplicaSet or StatefulSet scaled to zero replicas gives its PodGroup up: a
 Deployment's rollout scales the old ReplicaSet down to 0, so its PodGroup goes and the new
 ReplicaSet's pods have their own.
 
@@ -24,10 +28,19 @@ SCHEDULING = ("scheduling.volcano.sh", "v1beta1")
 GROUP_NAME = "scheduling.k8s.io/group-name"
 MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
 QUEUE_NAME = "scheduling.volcano.sh/queue-name"
+# Owner annotations under this prefix go onto the PodGroup. Upstream: inheritUpperAnnotations.
+INHERITED_PREFIX = "volcano.sh/"
+PREEMPTABLE = "volcano.sh/preemptable"
+COOLDOWN_TIME = "volcano.sh/cooldown-time"
+REVOCABLE_ZONE = "volcano.sh/revocable-zone"
+JDB_MIN_AVAILABLE = "volcano.sh/jdb-min-available"
+JDB_MAX_UNAVAILABLE = "volcano.sh/jdb-max-unavailable"
+TOPOLOGY_MODE = "volcano.sh/network-topology-mode"
+TOPOLOGY_HIGHEST_TIER = "volcano.sh/network-topology-highest-tier"
 
 
 class PodGroupController:
-    def __init__(self, api: kubernetes.client.ApiClient, pods: informer.Store, podgroups: informer.Store, scheduler_name: str) -> None:
+    def __init__(self, api: kubernetes.client.ApiClient, pods: informer.Store, podgroups: informer.Store, scheduler_name: str, network_topology: bool = True) -> None:
         self.core = kubernetes.client.CoreV1Api(api)
         self.apps = kubernetes.client.AppsV1Api(api)
         self.batch = kubernetes.client.BatchV1Api(api)
@@ -35,6 +48,9 @@ class PodGroupController:
         self.pods = pods
         self.podgroups = podgroups
         self.scheduler_name = scheduler_name
+        # The job controller's `network-topology` feature: switched off, no topology is handed on
+        # from a pod's annotations either (the broken build of the hypernode suite).
+        self.network_topology = network_topology
         self._owner_annotations: dict[str, dict[str, str]] = {}
         # Only pods that changed since the last pass (and those whose adoption failed) are looked
         # at: a pass over every pod on every change cost the controller more CPU than the
@@ -142,8 +158,16 @@ class PodGroupController:
             }
             if (pod.get("spec") or {}).get("priorityClassName"):
                 spec["priorityClassName"] = pod["spec"]["priorityClassName"]
+            topology = topology_from_pod(meta.get("annotations") or {}) if self.network_topology else None
+            if topology is not None:
+                spec["networkTopology"] = topology
             refs = [owner] if owner else [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"], "controller": True}]
-            body = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": name, "namespace": meta["namespace"], "ownerReferences": refs}, "spec": spec, "status": {"phase": "Pending"}}
+            annotations, labels = podgroup_metadata(meta, upper)
+            body = {
+                "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                "metadata": {"name": name, "namespace": meta["namespace"], "ownerReferences": refs, "annotations": annotations, "labels": labels},
+                "spec": spec, "status": {"phase": "Pending"},
+            }
             try:
                 created = self.custom.create_namespaced_custom_object(*SCHEDULING, meta["namespace"], "podgroups", body)
                 self.podgroups.put(cast(dict[str, Any], created))
@@ -151,6 +175,37 @@ class PodGroupController:
                 if err.status != 409:
                     raise
         self.core.patch_namespaced_pod(meta["name"], meta["namespace"], {"metadata": {"annotations": {GROUP_NAME: name}}})
+
+
+def podgroup_metadata(pod_meta: dict[str, Any], upper: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """A native pod's PodGroup annotations and labels: the owners' `volcano.sh/` annotations,
+    then the pod's own that the scheduler reads on a PodGroup. Upstream: buildPodGroupFromPod."""
+    pod_annotations = pod_meta.get("annotations") or {}
+    pod_labels = pod_meta.get("labels") or {}
+    annotations = {k: str(v) for k, v in upper.items() if k.startswith(INHERITED_PREFIX)}
+    annotations.update({k: str(pod_annotations[k]) for k in (PREEMPTABLE, COOLDOWN_TIME, REVOCABLE_ZONE) if k in pod_annotations})
+    for key in (JDB_MIN_AVAILABLE, JDB_MAX_UNAVAILABLE):
+        if key in pod_annotations:
+            annotations[key] = str(pod_annotations[key])
+            break
+    labels = {k: str(pod_labels[k]) for k in (PREEMPTABLE, COOLDOWN_TIME) if k in pod_labels}
+    return annotations, labels
+
+
+def topology_from_pod(annotations: dict[str, Any]) -> dict[str, Any] | None:
+    """The network topology a native pod asks for by annotation, None without either key: mode
+    hard or soft (hard when absent or not one of them), highestTierAllowed when a whole number.
+    Upstream: parseNetworkTopologyFromPod."""
+    if TOPOLOGY_MODE not in annotations and TOPOLOGY_HIGHEST_TIER not in annotations:
+        return None
+    mode = str(annotations.get(TOPOLOGY_MODE, "hard")).lower()
+    topology: dict[str, Any] = {"mode": mode if mode in ("hard", "soft") else "hard"}
+    tier = str(annotations.get(TOPOLOGY_HIGHEST_TIER, "")).strip()
+    if tier.lstrip("-").isdigit():
+        topology["highestTierAllowed"] = int(tier)
+    elif tier:
+        log.warning("%s %r is not a whole number: the PodGroup gets no highest tier", TOPOLOGY_HIGHEST_TIER, tier)
+    return topology
 
 
 def _meta(obj: Any) -> kubernetes.client.V1ObjectMeta:

@@ -62,7 +62,7 @@ BROKEN = [
     ("reclaim", "gangreclaim", "gang-safe-bundle-keeps or gang-whole-bundle-breaks or gang-not-from", 3),
     # Rules with no conf name of their own, switched off in the scheduler (--disable).
     ("preempt", "topology-aware-preemption", "topology-aware-anti-affinity", 1),
-    ("preempt", "preemptable-label", "preemptable-label-false", 1),
+    ("preempt", "preemptable-label", "preemptable-label-false or preemptable-false-from-job", 2),
     ("scheduling-gates", "scheduling-gates", "hold-volcano-job or hold-deployment or consume-no-inqueue or preemptor-waits", 4),
     ("priority", "priority", "task-order-within-job", 1),
     ("conformance-plugin", "conformance", "critical-pods-never-victims", 1),
@@ -92,7 +92,7 @@ BROKEN = [
     # From v1.14 the plugin is what confines a job's partitions (sub-jobs) and ranks their
     # HyperNodes; the controller is what hands the partitions on as the PodGroup's subGroupPolicy.
     ("hypernode", "network-topology-aware", "partition-tier1-groups or partition-job-tier2 or partition-replaced", 4),
-    ("hypernode", "network-topology", "hard or partition-min-partitions-gate or partition-soft-within", 11),
+    ("hypernode", "network-topology", "hard or partition-min-partitions-gate or partition-soft-within", 12),
     ("preempt", "network-topology", "gang-subgroup-job", 1),
     ("reclaim", "network-topology", "gang-subgroup-job", 1),
     # Of several HyperNodes that hold a hard job, the best scored (binpack's node scores) wins.
@@ -105,9 +105,9 @@ BROKEN = [
     # The v1.13 plugins of issue 19 with a suite each.
     ("resource-strategy-fit", "resource-strategy-fit", "per-resource-strategy or pod-annotations-override or sra-keeps or proportional-keeps", 4),
     ("nodegroup", "nodegroup", "queue-affinity or non-strict or hierarchy-inherits", 3),
-    ("cdp", "cdp", "cooldown-protects", 1),
+    ("cdp", "cdp", "cooldown-protects or cooldown-from-job", 2),
     ("resourcequota", "resourcequota", "enqueue-within-quota", 1),
-    ("tdm", "tdm", "revocable-nodes-for-preemptable or only-non-preemptable", 2),
+    ("tdm", "tdm", "revocable-nodes-for-preemptable or only-non-preemptable or preemptable-job-uses", 3),
     ("deviceshare", "deviceshare", "gpu-sharing-by-memory or gpu-number-whole-cards or vgpu-hami-core", 3),
 ]
 # The features with the most scenarios first (the longest tests first, see tests/conftest.py).

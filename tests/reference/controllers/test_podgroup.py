@@ -86,3 +86,21 @@ def test_the_podgroup_controller_looks_only_at_pods_that_changed_or_failed() -> 
     pods._apply("ADDED", watched_pod("late", 4))
     controller.reconcile_all()
     assert api.patched == ["bare", "late"]
+
+
+def test_a_native_podgroup_carries_what_the_scheduler_reads_from_the_pod_and_its_owners() -> None:
+    """buildPodGroupFromPod: the owners' volcano.sh/ annotations, then the pod's preemptable,
+    cooldown-time, revocable-zone and one JDB annotation and its preemptable and cooldown-time
+    labels; parseNetworkTopologyFromPod: mode hard unless soft, the tier when a whole number."""
+    pod_meta = {
+        "annotations": {"volcano.sh/preemptable": "false", "volcano.sh/cooldown-time": "30s", "volcano.sh/jdb-max-unavailable": "1", "scheduling.volcano.sh/queue-name": "q", "other": "x"},
+        "labels": {"volcano.sh/cooldown-time": "30s", "app": "a"},
+    }
+    upper = {"volcano.sh/revocable-zone": "*", "volcano.sh/preemptable": "true", "deployment.kubernetes.io/revision": "1"}
+    annotations, labels = podgroup.podgroup_metadata(pod_meta, upper)
+    assert annotations == {"volcano.sh/revocable-zone": "*", "volcano.sh/preemptable": "false", "volcano.sh/cooldown-time": "30s", "volcano.sh/jdb-max-unavailable": "1"}
+    assert labels == {"volcano.sh/cooldown-time": "30s"}
+    assert podgroup.topology_from_pod({}) is None
+    assert podgroup.topology_from_pod({"volcano.sh/network-topology-highest-tier": "2"}) == {"mode": "hard", "highestTierAllowed": 2}
+    assert podgroup.topology_from_pod({"volcano.sh/network-topology-mode": "Soft"}) == {"mode": "soft"}
+    assert podgroup.topology_from_pod({"volcano.sh/network-topology-mode": "loose", "volcano.sh/network-topology-highest-tier": "x"}) == {"mode": "hard"}

@@ -146,8 +146,9 @@ class Allocate:
                 continue
             topology = hyper_node_info.resolved_topology(job, ssn.hyper_nodes_info)
             if sub_job_search.applies(job):
-                # Partitions (a PodGroup's subGroupPolicy): placed sub-job by sub-job.
-                if not ssn.hyper_nodes_info.ready:
+                # Partitions (a PodGroup's subGroupPolicy): placed sub-job by sub-job; those with a
+                # topology wait while the HyperNode tree is inconsistent, as hard jobs do.
+                if not ssn.hyper_nodes_info.ready and sub_job_search.has_topology(job):
                     log.error("HyperNodes are not ready (%s); job %s with sub-groups waits", "; ".join(ssn.hyper_nodes_info.problems), job.uid)
                     active.discard(queue.name)
                     continue

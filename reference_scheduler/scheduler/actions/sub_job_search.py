@@ -67,6 +67,11 @@ def applies(job: job_info.JobInfo) -> bool:
     return sub_job_info.has_policies(job)
 
 
+def has_topology(job: job_info.JobInfo) -> bool:
+    """The job or one of its sub-group policies names a network topology."""
+    return hyper_node_info.network_topology(job) is not None or any(rule.topology is not None for rule in sub_job_info.policies(job))
+
+
 def _replay(stmt: Statement, placements: Placements) -> None:
     for kind, task, node in placements:
         if kind == "allocate":

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reference_scheduler.scheduler.api import hyper_node_info, job_info, sub_job_info
-from tests.reference.builders import node, pod, podgroup, tree
+from tests.reference.builders import hypernode, node, pod, podgroup, tree
 from tests.reference.scheduler import hypernode_harness
 from tests.reference.scheduler.hypernode_harness import (
     E2E_TREE,
@@ -47,6 +47,11 @@ def partitioned_group(name: str, min_member: int, size: int, min_groups: int = 0
     if job_topology:
         out["spec"]["networkTopology"] = job_topology
     return out
+
+
+def in_queue(group: dict[str, Any], name: str) -> dict[str, Any]:
+    group["spec"]["queue"] = name
+    return group
 
 
 TIER1 = {"mode": "hard", "highestTierAllowed": 1}
@@ -89,6 +94,13 @@ CASES = [
         EIGHT, E2E_TREE, [filler("f-2", "n2", "1"), *partition_pods("p", 2, 2, placed={0: "n3"})],
         [partitioned_group("p", 2, 2, partition_topology=TIER1, phase="Running")],
         binds={"p-1": "n2"},
+    ),
+    HyperNodeCase(
+        "an inconsistent HyperNode tree holds back partitions with a topology, not those without",
+        EIGHT, [*E2E_TREE, hypernode("s9", 2, ["s0"], "HyperNode")], [*partition_pods("p", 2, 1), *partition_pods("q", 2, 1, cpu="1")],
+        # q in another queue: as upstream, the held-back job's queue waits for the cycle.
+        [partitioned_group("p", 2, 1, partition_topology=TIER1), in_queue(partitioned_group("q", 2, 1), "other")],
+        binds={"q-0": "n0", "q-1": "n0"},
     ),
     HyperNodeCase(
         "a soft job is searched lowest tier first, then wider: s6 holds both partitions",

@@ -72,6 +72,14 @@ KINDS: tuple[Kind, ...] = (
 _DEFAULT = {k.kind: k for k in reversed(KINDS)}
 
 
+# A patch step's `type`, as the API server's content types.
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+}
+
+
 class UnknownKind(LookupError):
     pass
 
@@ -137,15 +145,17 @@ class Client:
             return self._dict(self.custom.get_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, name))
         return self._dict(self.custom.get_cluster_custom_object(kind.group, kind.version, kind.plural, name))
 
-    def patch(self, kind: Kind, name: str, namespace: str | None, patch: Any) -> dict[str, Any]:
-        """A merge patch for custom kinds; strategic merge for core kinds (their client's default)."""
+    def patch(self, kind: Kind, name: str, namespace: str | None, patch: Any, patch_type: str | None = None) -> dict[str, Any]:
+        """A merge patch for custom kinds; strategic merge for core kinds (their client's default);
+        `patch_type` (merge, strategic or json, a JSON Patch) says which otherwise."""
+        extra: dict[str, Any] = {"_content_type": PATCH_CONTENT_TYPES[patch_type]} if patch_type else {}
         if kind.core:
             fn = self._core_fn("patch", kind)
-            return self._dict(fn(name, namespace, patch) if kind.namespaced else fn(name, patch))
+            return self._dict(fn(name, namespace, patch, **extra) if kind.namespaced else fn(name, patch, **extra))
         if kind.namespaced:
             assert namespace is not None
-            return self._dict(self.custom.patch_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, name, patch))
-        return self._dict(self.custom.patch_cluster_custom_object(kind.group, kind.version, kind.plural, name, patch))
+            return self._dict(self.custom.patch_namespaced_custom_object(kind.group, kind.version, namespace, kind.plural, name, patch, **extra))
+        return self._dict(self.custom.patch_cluster_custom_object(kind.group, kind.version, kind.plural, name, patch, **extra))
 
     def delete(self, kind: Kind, name: str, namespace: str | None, grace_seconds: int | None = None) -> None:
         options = as_model({"gracePeriodSeconds": grace_seconds}) if grace_seconds is not None else None

@@ -250,7 +250,7 @@ def _take(ctx: StepContext, step: models.Step) -> results.Check | None:
     if step.action == "patch":
         kind, name = _object_name(ctx, spec["object"])
         namespace = ctx.namespace if kind.namespaced else None
-        return refusable(ctx, lambda: ctx.client.patch(kind, name, namespace, spec["patch"]), f"the patch of {kind.kind} {name}", step.expect_rejection, label)
+        return refusable(ctx, lambda: ctx.client.patch(kind, name, namespace, spec["patch"], spec.get("type")), f"the patch of {kind.kind} {name}", step.expect_rejection, label)
     if step.action == "delete":
         kind, name = _object_name(ctx, spec)
         namespace = ctx.namespace if kind.namespaced else None

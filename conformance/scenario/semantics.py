@@ -377,7 +377,32 @@ def release_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return []
 
 
-CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings)
+def patch_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """A JSON Patch (an array) goes with `type: json`, and `type: json` with an array; a strategic
+    merge patch only for core kinds, which are the only ones that know it."""
+    out: list[Finding] = []
+    for i, step in _items(doc, "steps"):
+        spec = step.get("patch")
+        if not isinstance(spec, Mapping):
+            continue
+        body, kind = spec.get("patch"), spec.get("type")
+        at: Path = ("steps", i, "patch", "patch")
+        if isinstance(body, list) and kind != "json":
+            out.append(Finding(at, "a JSON Patch (a list of operations) needs `type: json`"))
+        elif isinstance(body, Mapping) and kind == "json":
+            out.append(Finding(at, "`type: json` needs a JSON Patch: a list of operations ({op, path, value})"))
+        ref = spec.get("object")
+        if kind == "strategic" and isinstance(ref, Mapping) and isinstance(ref.get("kind"), str):
+            try:
+                found = resources.lookup(ref["kind"])
+            except resources.UnknownKind:
+                continue  # kind_findings says so
+            if found.group.endswith("volcano.sh"):
+                out.append(Finding(("steps", i, "patch", "type"), f"{ref['kind']} is a custom kind: the API server takes no strategic merge patch for it (use merge or json)"))
+    return out
+
+
+CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings, patch_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

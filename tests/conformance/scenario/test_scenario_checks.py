@@ -166,6 +166,28 @@ expect:
     assert "did you mean Node?" in found[4].message and "did you mean Job?" in found[5].message
 
 
+def test_a_json_patch_and_its_type_go_together() -> None:
+    """A list of operations needs `type: json`, `type: json` needs the list, and a strategic merge
+    patch of a Volcano kind is refused before the API server would refuse it."""
+    found = problems("""steps:
+  - apply: {apiVersion: batch.volcano.sh/v1alpha1, kind: Job, metadata: {name: j}}
+  - patch: {object: {kind: Job, name: j}, patch: [{op: replace, path: /spec/minAvailable, value: 2}]}
+  - patch: {object: {kind: Job, name: j}, type: json, patch: {spec: {minAvailable: 2}}}
+  - patch: {object: {kind: Job, name: j}, type: strategic, patch: {spec: {minAvailable: 2}}}
+  - patch: {object: {kind: Job, name: j}, type: json, patch: [{op: replace, path: /spec/minAvailable, value: 2}]}
+  - patch: {object: {kind: Pod, name: p}, type: strategic, patch: {metadata: {labels: {a: b}}}}
+expect:
+  - object: {object: {kind: Job, name: j}, fields: {spec.minAvailable: 2}}
+""")
+    assert [(p.line, p.path) for p in found] == [
+        (FIRST + 2, "steps[1].patch.patch"),
+        (FIRST + 3, "steps[2].patch.patch"),
+        (FIRST + 4, "steps[3].patch.type"),
+    ]
+    assert "needs `type: json`" in found[0].message and "needs a JSON Patch" in found[1].message
+    assert "no strategic merge patch" in found[2].message
+
+
 # --- 5. quantities ------------------------------------------------------------------------------------
 def test_node_shapes_are_kubernetes_quantities() -> None:
     found = problems("""cluster:

@@ -233,7 +233,8 @@ def _equal(got: Any, want: Any) -> bool:
 
 
 def _every(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
-    """At least `min` objects selected (default 1), and every one has every field."""
+    """At least `min` objects selected (default 1), at most `max` when given, and every one has
+    every field."""
     if "objects" in spec:
         found = select.objects(view, spec["objects"])
     else:
@@ -241,6 +242,8 @@ def _every(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
     minimum = spec.get("min", 1)
     if len(found) < minimum:
         return Outcome(False, f"{len(found)} selected, at least {minimum} wanted: {[o['metadata']['name'] for o in found][:10]}")
+    if "max" in spec and len(found) > spec["max"]:
+        return Outcome(False, f"{len(found)} selected, at most {spec['max']} wanted: {[o['metadata']['name'] for o in found][:10]}")
     failing = {o["metadata"]["name"]: field_failures(view, o, spec.get("fields") or {}) for o in found}
     failing = {name: failures for name, failures in failing.items() if failures}
     if failing:

@@ -402,7 +402,16 @@ def patch_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings, patch_findings)
+def count_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """An `every` whose `max` is below its `min` can never hold."""
+    out: list[Finding] = []
+    for at, kind, spec in predicates(doc):
+        if kind == "every" and isinstance(spec.get("max"), int) and spec["max"] < spec.get("min", 1):
+            out.append(Finding((*at, "max"), f"max {spec['max']} is below min {spec.get('min', 1)}: the check can never hold"))
+    return out
+
+
+CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings, patch_findings, count_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

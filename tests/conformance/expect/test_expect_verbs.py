@@ -157,6 +157,9 @@ ENV = "spec.containers[0].env[name=TF_CONFIG].value"
         (pred("every", select={"names": ["tf-worker-0", "tf-ps-0"]}, fields={"metadata.uid": {"same_as": "uids"}}), False),
         (pred("every", objects={"kind": "Service", "labels": {"volcano.sh/job-name": "tf"}}, min=2, fields={"metadata.namespace": "ns"}), True),
         (pred("every", objects={"kind": "Service", "name_matches": "extra"}, fields={"metadata.labels.role": "main"}), False),
+        # ... and at most `max`: an exact count with min.
+        (pred("every", objects={"kind": "Service", "labels": {"volcano.sh/job-name": "tf"}}, min=2, max=2, fields={"metadata.namespace": "ns"}), True),
+        (pred("every", objects={"kind": "Service", "labels": {"volcano.sh/job-name": "tf"}}, max=1, fields={"metadata.namespace": "ns"}), False),
     ],
 )
 def test_json_remembered_values_and_every(predicate: models.Predicate, holds: bool) -> None:

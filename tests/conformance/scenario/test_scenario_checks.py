@@ -188,6 +188,16 @@ expect:
     assert "no strategic merge patch" in found[2].message
 
 
+def test_an_every_whose_max_is_below_its_min_is_refused() -> None:
+    problem = only("""steps:
+  - apply: {apiVersion: batch.volcano.sh/v1alpha1, kind: Job, metadata: {name: j}}
+expect:
+  - every: {objects: {kind: Job}, min: 2, max: 1, fields: {metadata.name: {exists: true}}}
+""")
+    assert (problem.line, problem.path) == (FIRST + 3, "expect[0].every.max")
+    assert "below min 2" in problem.message
+
+
 # --- 5. quantities ------------------------------------------------------------------------------------
 def test_node_shapes_are_kubernetes_quantities() -> None:
     found = problems("""cluster:

@@ -293,7 +293,8 @@ def _take(ctx: StepContext, step: models.Step) -> results.Check | None:
 
 def remember(ctx: StepContext, spec: Mapping[str, Any]) -> None:
     """Note a field's value now, under a name later checks compare with (`same_as`,
-    `differs_from`): one object's value, or one per selected object, by name."""
+    `differs_from`): one object's value, or one per selected object, by name (pods narrowed by
+    `phase` and `bound` as in a check)."""
     path = spec["field"]
     with ctx.rec.cond:
         view = ctx.rec.view()
@@ -306,7 +307,10 @@ def remember(ctx: StepContext, spec: Mapping[str, Any]) -> None:
             elif "objects" in spec:
                 chosen, what = list(select.objects(view, spec["objects"])), select.describe_selection(spec["objects"])
             else:
-                chosen, what = list(select.pods(view, spec["select"])), f"pods matching {json.dumps(spec['select'])}"
+                # `phase` and `bound` narrow the pods, as in a `pods` or `every` check.
+                chosen = list(predicates.matching_pods(view, spec))
+                narrowed = {k: spec[k] for k in ("phase", "bound") if k in spec}
+                what = f"pods matching {json.dumps(spec['select'])}" + (f" and {json.dumps(narrowed)}" if narrowed else "")
         except select.Ambiguous as err:
             raise StepFailed(f"cannot remember {path}: {err}") from err
         if not chosen:

@@ -403,8 +403,13 @@ def patch_findings(doc: Mapping[str, Any]) -> list[Finding]:
 
 
 def count_findings(doc: Mapping[str, Any]) -> list[Finding]:
-    """An `every` whose `max` is below its `min` can never hold."""
+    """An `every` whose `max` is below its `min` can never hold; a `remember` narrows by `phase`
+    or `bound` only the pods of a `select`."""
     out: list[Finding] = []
+    for i, step in _items(doc, "steps"):
+        spec = step.get("remember")
+        if isinstance(spec, Mapping) and "select" not in spec:
+            out += [Finding(("steps", i, "remember", key), f"`{key}` narrows the pods of a `select`; this remember has none") for key in ("phase", "bound") if key in spec]
     for at, kind, spec in predicates(doc):
         if kind == "every" and isinstance(spec.get("max"), int) and spec["max"] < spec.get("min", 1):
             out.append(Finding((*at, "max"), f"max {spec['max']} is below min {spec.get('min', 1)}: the check can never hold"))

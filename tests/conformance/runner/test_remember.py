@@ -44,3 +44,15 @@ def test_nothing_to_remember_fails_the_step_saying_why(spec: dict[str, object], 
     with pytest.raises(steps.StepFailed, match=message):
         steps.remember(ctx, {"as": "x", "field": "metadata.uid", **spec})
     assert "x" not in ctx.rec.memory
+
+
+def test_phase_and_bound_narrow_the_selected_pods() -> None:
+    """The running pods' uids: j-ps-0 (Pending, no uid) is left out rather than failing the step."""
+    ctx = context()
+    steps.remember(ctx, {"as": "running", "field": "metadata.uid", "select": {"job": "j"}, "phase": "Running"})
+    assert ctx.rec.memory["running"].per_name == {"j-worker-0": "uid-0", "j-worker-1": "uid-1"}
+    assert ctx.rec.memory["running"].source == 'metadata.uid of pods matching {"job": "j"} and {"phase": "Running"}'
+    steps.remember(ctx, {"as": "unbound", "field": "metadata.name", "select": {"job": "j"}, "bound": False})
+    assert ctx.rec.memory["unbound"].per_name == {"j-ps-0": "j-ps-0"}
+    with pytest.raises(steps.StepFailed, match="nothing matches"):
+        steps.remember(ctx, {"as": "none", "field": "metadata.uid", "select": {"job": "j"}, "phase": "Succeeded"})

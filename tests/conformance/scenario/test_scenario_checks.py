@@ -198,6 +198,15 @@ expect:
     assert "below min 2" in problem.message
 
 
+def test_a_remember_narrows_by_phase_only_the_pods_it_selects() -> None:
+    problem = only("""steps:
+  - remember: {as: x, field: metadata.uid, objects: {kind: Job}, phase: Running}
+expect:
+  - object: {object: {kind: Job, name: j}, fields: {metadata.uid: {same_as: x}}}
+""")
+    assert problem.path == "steps[0].remember.phase" and "has none" in problem.message
+
+
 # --- 5. quantities ------------------------------------------------------------------------------------
 def test_node_shapes_are_kubernetes_quantities() -> None:
     found = problems("""cluster:

@@ -49,11 +49,39 @@ def _labels_match(obj: Mapping[str, Any], wanted: Mapping[str, Any] | None) -> b
     return all(have.get(k) == v for k, v in (wanted or {}).items())
 
 
+# A selection's value taken from a `remember` step: `job: {remembered: first}`.
+REMEMBERED = "remembered"
+# What a value remembered under no name (or as several values) matches: nothing.
+_NOTHING = object()
+
+
+def remembered_value(view: recorder.View, value: Any) -> Any:
+    """`value` itself, or for `{remembered: NAME}` the one value noted under NAME (a value noted per
+    object, or none at all, matches nothing)."""
+    if isinstance(value, Mapping) and REMEMBERED in value:
+        noted = view.memory.get(str(value[REMEMBERED]))
+        if noted is None or noted.per_name is not None:
+            return _NOTHING
+        return noted.single
+    return value
+
+
+def _with_remembered(view: recorder.View, selection: Mapping[str, Any]) -> dict[str, Any]:
+    """The selection with every remembered value filled in: name, job, task, node, names' items
+    and labels' values."""
+    out = {key: remembered_value(view, value) for key, value in selection.items()}
+    if isinstance(out.get("names"), list):
+        out["names"] = [remembered_value(view, n) for n in out["names"]]
+    if isinstance(out.get("labels"), Mapping):
+        out["labels"] = {k: remembered_value(view, v) for k, v in out["labels"].items()}
+    return out
+
+
 def pods(view: recorder.View, select: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
     """Pods matching every filter of `select`: job, task, names, name_matches, labels, node, and
     the node's labels (`node_labels`) or the HyperNode the node belongs to (`hypernode`, at any
-    depth of the tree)."""
-    select = select or {}
+    depth of the tree). A value may be `{remembered: NAME}`, what a `remember` step noted."""
+    select = _with_remembered(view, select or {})
     node_names: set[str] | None = None
     if "node_labels" in select:
         node_names = {_name(n) for n in view.of(NODE).values() if _labels_match(n, select["node_labels"])}
@@ -85,8 +113,9 @@ def pods(view: recorder.View, select: Mapping[str, Any] | None) -> list[Mapping[
 
 def objects(view: recorder.View, selection: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """Every object of the selection's kind that it matches (`name`, `job`, `name_matches`,
-    `labels`; all given must match), by name."""
+    `labels`; all given must match, each may be `{remembered: NAME}`), by name."""
     kind = resources.lookup(selection["kind"], selection.get("apiVersion"))
+    selection = _with_remembered(view, selection)
     out = []
     for obj in view.of(kind).values():
         if "name" in selection and _name(obj) != selection["name"]:
@@ -132,8 +161,9 @@ def resolve(view: recorder.View, ref: Mapping[str, Any]) -> Mapping[str, Any] | 
     has the Job's uid; an object with a generated name by a selection (Ambiguous when several
     match)."""
     kind = resources.lookup(ref["kind"], ref.get("apiVersion"))
+    ref = _with_remembered(view, ref)
     if "name" in ref:
-        return view.named(kind, ref["name"])
+        return view.named(kind, ref["name"]) if isinstance(ref["name"], str) else None
     if "job" in ref:
         for obj in view.of(kind).values():
             if _belongs_to_job(obj, ref["job"]):

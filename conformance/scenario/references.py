@@ -28,6 +28,23 @@ def _compared_names(at: Path, kind: str, spec: Mapping[str, Any]) -> Iterator[tu
         for key in COMPARES_REMEMBERED:
             if isinstance(want, Mapping) and isinstance(want.get(key), str):
                 yield (*at, "fields", field, key), want[key]
+    for key, value in spec.items():
+        if key != "fields":
+            yield from _selected_names(value, (*at, key))
+
+
+def _selected_names(node: Any, at: Path) -> Iterator[tuple[Path, str]]:
+    """Every `{remembered: NAME}` of a selection (a pod selector, an object reference or
+    selection), at any depth."""
+    if isinstance(node, Mapping):
+        if isinstance(node.get("remembered"), str):
+            yield (*at, "remembered"), node["remembered"]
+            return
+        for key, value in node.items():
+            yield from _selected_names(value, (*at, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _selected_names(value, (*at, i))
 
 
 def remembered_findings(doc: Mapping[str, Any]) -> list[Finding]:

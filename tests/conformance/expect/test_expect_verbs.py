@@ -127,6 +127,8 @@ TF = view(
     memory={
         "uids": recorder.Remembered("metadata.uid of pods", per_name={"tf-worker-0": "u-w0", "tf-ps-0": "u-old"}),
         "first-uid": recorder.Remembered("metadata.uid of Pod tf-worker-0", single="u-w0"),
+        "first-name": recorder.Remembered("metadata.name of Pod tf-worker-0", single="tf-worker-0"),
+        "job": recorder.Remembered("metadata.labels.volcano.sh/job-name of Pod tf-worker-0", single="tf"),
     },
 )
 ENV = "spec.containers[0].env[name=TF_CONFIG].value"
@@ -157,6 +159,14 @@ ENV = "spec.containers[0].env[name=TF_CONFIG].value"
         (pred("every", select={"names": ["tf-worker-0", "tf-ps-0"]}, fields={"metadata.uid": {"same_as": "uids"}}), False),
         (pred("every", objects={"kind": "Service", "labels": {"volcano.sh/job-name": "tf"}}, min=2, fields={"metadata.namespace": "ns"}), True),
         (pred("every", objects={"kind": "Service", "name_matches": "extra"}, fields={"metadata.labels.role": "main"}), False),
+        # A selection's value remembered by an earlier step: one value; several (per object) or
+        # none match nothing.
+        (pred("pods", select={"names": [{"remembered": "first-name"}]}, phase="Running", count=1), True),
+        (pred("pods", select={"job": {"remembered": "job"}}, count=3), True),
+        (pred("pods", select={"job": {"remembered": "uids"}}, count={"min": 1}), False),
+        (pred("pods", select={"job": {"remembered": "never-remembered"}}, count={"min": 1}), False),
+        (pred("object", object={"kind": "Pod", "name": {"remembered": "first-name"}}, fields={"metadata.uid": "u-w0"}), True),
+        (pred("every", objects={"kind": "Service", "labels": {"volcano.sh/job-name": {"remembered": "job"}}}, min=2, max=2, fields={"metadata.namespace": "ns"}), True),
         # ... and at most `max`: an exact count with min.
         (pred("every", objects={"kind": "Service", "labels": {"volcano.sh/job-name": "tf"}}, min=2, max=2, fields={"metadata.namespace": "ns"}), True),
         (pred("every", objects={"kind": "Service", "labels": {"volcano.sh/job-name": "tf"}}, max=1, fields={"metadata.namespace": "ns"}), False),

@@ -198,6 +198,16 @@ expect:
     assert "below min 2" in problem.message
 
 
+def test_a_remembered_selection_names_a_value_an_earlier_step_gives() -> None:
+    problem = only("""steps:
+  - remember: {as: first, field: metadata.name, objects: {kind: Job}}
+  - expect: {pods: {select: {job: {remembered: frist}}, count: 1}}
+expect:
+  - every: {objects: {kind: Job, name: {remembered: first}}, fields: {metadata.name: {exists: true}}}
+""")
+    assert problem.path == "steps[1].expect.pods.select.job.remembered" and "did you mean first?" in problem.message
+
+
 def test_a_remember_narrows_by_phase_only_the_pods_it_selects() -> None:
     problem = only("""steps:
   - remember: {as: x, field: metadata.uid, objects: {kind: Job}, phase: Running}

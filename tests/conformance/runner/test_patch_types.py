@@ -58,8 +58,9 @@ def test_a_json_patch_changes_one_task_and_keeps_the_others(step_context: steps.
         # The same change as a merge patch replaces the list: what `type: json` is for.
         steps.run(step_context, patch_step(name, {"spec": {"tasks": [{"name": "b", "replicas": 4, "template": stored[1]["template"]}]}}))
         assert [t["name"] for t in step_context.client.get(JOB, name, "default")["spec"]["tasks"]] == ["b"]
-        # A `test` operation that does not hold: the API server refuses the whole patch.
-        refused = steps.run(step_context, patch_step(name, [{"op": "test", "path": "/spec/minAvailable", "value": 9}, {"op": "replace", "path": "/spec/minAvailable", "value": 2}], "json", refusal="test"))
+        # A `test` operation that does not hold: the API server refuses the whole patch (in its
+        # generic words: "the server rejected our request due to an error in our request").
+        refused = steps.run(step_context, patch_step(name, [{"op": "test", "path": "/spec/minAvailable", "value": 9}, {"op": "replace", "path": "/spec/minAvailable", "value": 2}], "json", refusal="rejected our request"))
         assert refused is not None and refused.passed, refused
         assert step_context.client.get(JOB, name, "default")["spec"]["minAvailable"] == 1
         with pytest.raises(steps.StepFailed):

@@ -144,7 +144,7 @@ class Allocate:
             tasks = pending[job.uid]
             if not tasks:
                 continue
-            topology = hyper_node_info.resolved_topology(job, ssn.hyper_nodes_info)
+            topology = hyper_node_info.resolved_topology(job, lambda: ssn.hyper_nodes_info)
             if sub_job_search.applies(job):
                 # Partitions (a PodGroup's subGroupPolicy): placed sub-job by sub-job; those with a
                 # topology wait while the HyperNode tree is inconsistent, as hard jobs do.

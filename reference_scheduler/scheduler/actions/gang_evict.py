@@ -131,7 +131,7 @@ class GangEvict:
     def domains(self, ssn: Session, job: job_info.JobInfo) -> list[tuple[str, list[node_info.NodeInfo]]]:
         """Where the job may take room: the cluster, or for a hard network topology the
         HyperNodes within its highest allowed tier that could hold its minimum, widest first."""
-        topology = hyper_node_info.resolved_topology(job, ssn.hyper_nodes_info)
+        topology = hyper_node_info.resolved_topology(job, lambda: ssn.hyper_nodes_info)
         if topology is None or not topology.hard:
             return [(CLUSTER, ssn.node_list())]
         tree = ssn.hyper_nodes_info

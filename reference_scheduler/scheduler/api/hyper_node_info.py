@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from reference_scheduler.api import hypernode_members
 from reference_scheduler.scheduler.api import job_info
@@ -55,10 +55,12 @@ def network_topology(job: job_info.JobInfo) -> NetworkTopology | None:
     return topology_of((job.podgroup.get("spec") or {}).get("networkTopology"), f"PodGroup {job.uid}")
 
 
-def resolved_topology(job: job_info.JobInfo, tree: HyperNodesInfo) -> NetworkTopology | None:
-    """The job's topology with a highestTierName turned into its tier (HyperNodesInfo.resolve)."""
+def resolved_topology(job: job_info.JobInfo, tree: Callable[[], HyperNodesInfo]) -> NetworkTopology | None:
+    """The job's topology with a highestTierName turned into its tier (HyperNodesInfo.resolve).
+    `tree` gives the HyperNode tree, asked for only when the job has a topology (building it
+    costs a pass over the nodes)."""
     topology = network_topology(job)
-    return tree.resolve(topology) if topology is not None else None
+    return tree().resolve(topology) if topology is not None else None
 
 
 def topology_of(spec: object, owner: str) -> NetworkTopology | None:

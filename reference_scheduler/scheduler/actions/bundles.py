@@ -62,16 +62,11 @@ def job_bundles(job: job_info.JobInfo, local: list[job_info.TaskInfo]) -> list[B
     # Sub-group policies with a minSubGroups (partitions, v1.14): how many ready sub-jobs each can
     # spare, and the sub-jobs already missing a pod (losing another costs nothing more).
     needed = sub_job_info.min_sub_groups(job)
-    sub_of: dict[str, sub_job_info.SubJob] = {}
-    broken: set[str] = set()
-    group_surplus: dict[str, int] = {group: -n for group, n in needed.items()}
-    if needed:
-        for each in sub_job_info.sub_jobs(job).values():
-            sub_of.update({t.uid: each for t in each.tasks})
-            if not each.is_ready():
-                broken.add(each.id)
-            elif each.group in group_surplus:
-                group_surplus[each.group] += 1
+    subs = list(sub_job_info.sub_jobs(job).values()) if needed else []
+    sub_of = {t.uid: each for each in subs for t in each.tasks}
+    broken = {each.id for each in subs if not each.is_ready()}
+    ready = sub_job_info.per_group(subs, ready_only=True)
+    group_surplus = {group: ready[group] - n for group, n in needed.items()}
     safe: list[job_info.TaskInfo] = []
     whole: list[job_info.TaskInfo] = []
     for task in tasks:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -131,11 +131,11 @@ class SubJobSearch:
             return None
         return topology.highest_tier_allowed
 
-    def _placed(self, tree: hyper_node_info.HyperNodesInfo, tasks: object) -> str:
+    def _placed(self, tree: hyper_node_info.HyperNodesInfo, tasks: Iterable[job_info.TaskInfo]) -> str:
         """The lowest HyperNode holding every placed task, '' when none is placed (or no
         HyperNode holds them all: then the virtual root does)."""
         placed = ""
-        for task in tasks:  # type: ignore[attr-defined]
+        for task in tasks:
             if not task.node_name or task.status not in job_info.ALLOCATED | {job_info.TaskStatus.PIPELINED}:
                 continue
             mine = tree.hypernode_of_node(task.node_name)

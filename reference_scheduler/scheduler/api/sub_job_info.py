@@ -18,7 +18,8 @@ CheckSubJobValid, CheckSubJobReady), pkg/scheduler/plugins/gang/gang.go.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections import Counter
+from typing import Any, Iterable, Mapping
 
 from reference_scheduler.scheduler.api import hyper_node_info, job_info
 
@@ -119,47 +120,41 @@ def min_sub_groups(job: job_info.JobInfo) -> dict[str, int]:
     return {rule.name: rule.min_groups for rule in policies(job) if rule.min_groups > 0}
 
 
+def per_group(subs: Iterable[SubJob], ready_only: bool = False) -> Counter[str]:
+    """How many sub-jobs (or ready sub-jobs) each policy has."""
+    return Counter(sub.group for sub in subs if not ready_only or sub.is_ready())
+
+
 def check_valid(job: job_info.JobInfo) -> bool:
     """Each policy with a minSubGroups has at least that many sub-jobs. Upstream:
     JobInfo.CheckSubJobValid."""
     needed = min_sub_groups(job)
-    if not needed:
-        return True
-    counts: dict[str, int] = {}
-    for sub in sub_jobs(job).values():
-        counts[sub.group] = counts.get(sub.group, 0) + 1
-    return all(counts.get(group, 0) >= n for group, n in needed.items())
+    counts = per_group(sub_jobs(job).values()) if needed else Counter()
+    return all(counts[group] >= n for group, n in needed.items())
 
 
 def check_ready(job: job_info.JobInfo) -> bool:
     """Each policy with a minSubGroups has at least that many ready sub-jobs. Upstream:
     JobInfo.CheckSubJobReady."""
     needed = min_sub_groups(job)
-    if not needed:
-        return True
-    ready: dict[str, int] = {}
-    for sub in sub_jobs(job).values():
-        if sub.is_ready():
-            ready[sub.group] = ready.get(sub.group, 0) + 1
-    return all(ready.get(group, 0) >= n for group, n in needed.items())
+    ready = per_group(sub_jobs(job).values(), ready_only=True) if needed else Counter()
+    return all(ready[group] >= n for group, n in needed.items())
 
 
 def worksheet(job: job_info.JobInfo) -> list[SubJob]:
     """The sub-jobs allocate works through, in order: those not ready yet, those still needed for
     their policy's minSubGroups first, then by their index (the partition number) and id.
     Upstream: organizeJobWorksheet and the gang plugin's sub-job order."""
-    subs = sorted((s for s in sub_jobs(job).values() if not s.is_ready() and s.pending()), key=lambda s: (s.match_index, s.id))
-    ready_counts: dict[str, int] = {}
-    for sub in sub_jobs(job).values():
-        if sub.is_ready():
-            ready_counts[sub.group] = ready_counts.get(sub.group, 0) + 1
+    every = list(sub_jobs(job).values())
+    subs = sorted((s for s in every if not s.is_ready() and s.pending()), key=lambda s: (s.match_index, s.id))
+    ready_counts = per_group(every, ready_only=True)
     needed = min_sub_groups(job)
     required: list[SubJob] = []
     rest: list[SubJob] = []
     for sub in subs:
-        if ready_counts.get(sub.group, 0) < needed.get(sub.group, 0):
+        if ready_counts[sub.group] < needed.get(sub.group, 0):
             required.append(sub)
-            ready_counts[sub.group] = ready_counts.get(sub.group, 0) + 1
+            ready_counts[sub.group] += 1
         else:
             rest.append(sub)
     return required + rest

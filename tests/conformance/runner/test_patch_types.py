@@ -11,11 +11,10 @@ from typing import Any, Iterator
 import pytest
 
 from conformance.cluster import resources
-from conformance.impl import crds, reference
-from conformance.observe import recorder
 from conformance.runner import steps
 from conformance.scenario import models
 from tests.clusters import OwnCluster
+from tests.conformance.runner import step_contexts
 
 pytestmark = pytest.mark.cluster
 
@@ -24,14 +23,8 @@ JOB = resources.lookup("Job", "batch.volcano.sh/v1alpha1")
 
 @pytest.fixture
 def step_context(own_cluster: OwnCluster) -> Iterator[steps.StepContext]:
-    crds.install(own_cluster.api, sorted((reference.package_dir() / "crds").glob("*.yaml")), "the reference")
-    client = resources.Client(own_cluster.api)
-    rec = recorder.Recorder(client, "default", [JOB])
-    rec.start()
-    try:
-        yield steps.StepContext(client, "default", rec, 0.1)
-    finally:
-        rec.stop()
+    with step_contexts.reference_crds_context(own_cluster, [JOB], 0.1) as ctx:
+        yield ctx
 
 
 def two_task_job(name: str) -> dict[str, Any]:

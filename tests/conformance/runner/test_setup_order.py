@@ -13,10 +13,10 @@ import kubernetes
 import pytest
 
 from conformance.cluster import resources
-from conformance.impl import crds, queues, reference
-from conformance.observe import recorder
+from conformance.impl import queues
 from conformance.runner import steps
 from tests.clusters import OwnCluster
+from tests.conformance.runner import step_contexts
 
 pytestmark = pytest.mark.cluster
 
@@ -25,17 +25,12 @@ QUEUE = resources.lookup("Queue")
 
 @pytest.fixture
 def step_context(own_cluster: OwnCluster) -> Iterator[steps.StepContext]:
-    crds.install(own_cluster.api, sorted((reference.package_dir() / "crds").glob("*.yaml")), "the reference")
-    client = resources.Client(own_cluster.api)
-    rec = recorder.Recorder(client, "default", [QUEUE])
-    rec.start()
-    ctx = steps.StepContext(client, "default", rec, 0.1)  # a 3 s wait for a parent
-    try:
-        yield ctx
-    finally:
-        rec.stop()
-        for _, name in reversed(ctx.created_cluster_objects):
-            client.delete(QUEUE, name, None)
+    with step_contexts.reference_crds_context(own_cluster, [QUEUE], 0.1) as ctx:  # a 3 s wait for a parent
+        try:
+            yield ctx
+        finally:
+            for _, name in reversed(ctx.created_cluster_objects):
+                ctx.client.delete(QUEUE, name, None)
 
 
 def queue(name: str, parent: str | None = None) -> dict[str, Any]:

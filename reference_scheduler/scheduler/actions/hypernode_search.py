@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -50,6 +50,23 @@ class Trial:
 
     placements: tuple[tuple[str, job_info.TaskInfo, node_info.NodeInfo], ...]
     left: list[job_info.TaskInfo]
+
+
+def allowed_rows(ssn: Session, name: str) -> np.ndarray:
+    """One bool per matrix row: the HyperNode's nodes."""
+    allowed = np.zeros(len(ssn.matrix), dtype=bool)
+    rows = [ssn.matrix.index[n] for n in ssn.hyper_nodes_info.nodes(name) if n in ssn.matrix.index]
+    allowed[rows] = True
+    return allowed
+
+
+def replay(stmt: Statement, placements: Iterable[tuple[str, job_info.TaskInfo, node_info.NodeInfo]]) -> None:
+    """Apply a trial's placements, noted and undone earlier, to the statement to commit."""
+    for kind, task, node in placements:
+        if kind == "allocate":
+            stmt.allocate(task, node)
+        else:
+            stmt.pipeline(task, node)
 
 
 class HyperNodeSearch:
@@ -90,11 +107,7 @@ class HyperNodeSearch:
             return None, []
         best = self._best(ssn, job, trials)
         stmt = Statement(ssn)
-        for kind, task, node in trials[best].placements:
-            if kind == "allocate":
-                stmt.allocate(task, node)
-            else:
-                stmt.pipeline(task, node)
+        replay(stmt, trials[best].placements)
         if joined[best] != recorded:
             hyper_node_info.set_allocated_hypernode(job, joined[best])
         log.debug("job %s placed in HyperNode %s (recorded: %s)", job.uid, best, joined[best])
@@ -104,19 +117,13 @@ class HyperNodeSearch:
         # Each trial starts clean: earlier trials' fit errors must not skip this one's tasks.
         job.fit_errors.clear()
         job.job_fit_error = ""
-        stmt, _ = self.place_tasks(ssn, tasks, job, queue, self._rows(ssn, name), name)
+        stmt, _ = self.place_tasks(ssn, tasks, job, queue, allowed_rows(ssn, name), name)
         ready = session_plugins.job_ready(ssn, job)
         placements = tuple((op.kind, op.task, op.node) for op in stmt.operations)
         stmt.discard()
         if not ready or not placements:
             return None
         return Trial(placements, tasks)
-
-    def _rows(self, ssn: Session, name: str) -> np.ndarray:
-        allowed = np.zeros(len(ssn.matrix), dtype=bool)
-        rows = [ssn.matrix.index[n] for n in ssn.hyper_nodes_info.nodes(name) if n in ssn.matrix.index]
-        allowed[rows] = True
-        return allowed
 
     def _best(self, ssn: Session, job: job_info.JobInfo, trials: dict[str, Trial]) -> str:
         names = sorted(trials)

@@ -38,6 +38,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from reference_scheduler.scheduler.actions import hypernode_search
 from reference_scheduler.scheduler.api import (
     hyper_node_info,
     job_info,
@@ -72,14 +73,6 @@ def has_topology(job: job_info.JobInfo) -> bool:
     return hyper_node_info.network_topology(job) is not None or any(rule.topology is not None for rule in sub_job_info.policies(job))
 
 
-def _replay(stmt: Statement, placements: Placements) -> None:
-    for kind, task, node in placements:
-        if kind == "allocate":
-            stmt.allocate(task, node)
-        else:
-            stmt.pipeline(task, node)
-
-
 def _taken(stmt: Statement) -> Placements:
     return tuple((op.kind, op.task, op.node) for op in stmt.operations)
 
@@ -107,7 +100,7 @@ class SubJobSearch:
                 best = max(sorted(trials), key=lambda name: trials[name].score)
                 log.debug("job %s: sub-jobs placed under %s (scores %s)", job.uid, best or "every node", {k: v.score for k, v in trials.items()})
                 stmt = Statement(ssn)
-                _replay(stmt, trials[best].placements)
+                hypernode_search.replay(stmt, trials[best].placements)
                 return stmt
         log.debug("job %s: no HyperNode holds its sub-jobs (%s)", job.uid, sub_job_info.describe(job))
         return None
@@ -169,12 +162,7 @@ class SubJobSearch:
         return gradients
 
     def _rows(self, ssn: Session, hypernode: str) -> np.ndarray | None:
-        if hypernode == ROOT:
-            return None
-        allowed = np.zeros(len(ssn.matrix), dtype=bool)
-        rows = [ssn.matrix.index[n] for n in ssn.hyper_nodes_info.nodes(hypernode) if n in ssn.matrix.index]
-        allowed[rows] = True
-        return allowed
+        return None if hypernode == ROOT else hypernode_search.allowed_rows(ssn, hypernode)
 
     def _nodes(self, ssn: Session, hypernode: str) -> frozenset[str]:
         return frozenset(ssn.nodes) if hypernode == ROOT else ssn.hyper_nodes_info.nodes(hypernode)
@@ -193,7 +181,7 @@ class SubJobSearch:
             trial = self._try_sub_job(ssn, job, queue, sub, hypernode, confined, job_tier)
             if trial is None:
                 continue
-            _replay(stmt, trial.placements)
+            hypernode_search.replay(stmt, trial.placements)
             score += trial.score
             if sub.pending():
                 work.append(sub)

@@ -6,6 +6,7 @@ folder) and judges the report.json it writes, as a user's CI would.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -13,7 +14,7 @@ import subprocess
 import sys
 from typing import Any
 
-from conformance.scenario import loader
+from conformance.scenario import loader, models
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 # Broken builds fail sooner with shorter windows: a third of every window is plenty on the
@@ -54,6 +55,14 @@ def worker_logs(folder: pathlib.Path, name: str) -> str:
     return "".join(path.read_text(errors="replace") for path in sorted(folder.glob(f"**/{name}")))
 
 
+@functools.cache
+def shipped_scenarios() -> tuple[tuple[models.Scenario, ...], tuple[loader.Problem, ...]]:
+    """The scenarios the kit ships and the loader's problems with them, loaded once per process
+    (a load takes seconds, and helpers ask for one scenario at a time)."""
+    scenarios, problems = loader.load_tree([REPO / "scenarios"])
+    return tuple(scenarios), tuple(problems)
+
+
 def verdicts(report: dict[str, Any]) -> dict[str, str]:
     return {s["id"]: s["status"] for s in report["scenarios"]}
 
@@ -62,7 +71,7 @@ def elsewhere(report: dict[str, Any]) -> set[str]:
     """The kit's scenarios whose `volcano` range leaves out the release the run's implementation
     is (the reference models the latest): not applicable there."""
     release = report["run"]["versions"].get("release")
-    scenarios, _ = loader.load_tree([REPO / "scenarios"])
+    scenarios, _ = shipped_scenarios()
     return {sc.id for sc in scenarios if release and sc.releases is not None and not sc.releases.contains(release)}
 
 
@@ -86,7 +95,7 @@ def explain(report: dict[str, Any]) -> str:
 
 def volcano_jobs(scenario_id: str) -> dict[str, dict[str, Any]]:
     """The Volcano Job manifests a scenario's steps apply, by name."""
-    scenarios, _ = loader.load_tree([REPO / "scenarios"])
+    scenarios, _ = shipped_scenarios()
     sc = next(s for s in scenarios if s.id == scenario_id)
     out: dict[str, dict[str, Any]] = {}
     for step in sc.steps:

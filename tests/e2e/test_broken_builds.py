@@ -20,7 +20,7 @@ import pytest
 from conformance import results
 from conformance.report import score
 from conformance.runner import context, scenario_run
-from conformance.scenario import loader, models
+from conformance.scenario import models
 from tests import suite_runs
 
 pytestmark = pytest.mark.cluster
@@ -122,9 +122,9 @@ def select(scenarios: list[models.Scenario], suite: str, selection: str) -> list
 
 @pytest.fixture(scope="module")
 def scenarios() -> list[models.Scenario]:
-    found, problems = loader.load_tree([suite_runs.REPO / "scenarios"])
+    found, problems = suite_runs.shipped_scenarios()
     assert not [p for p in problems if p.is_error], problems
-    return found
+    return list(found)
 
 
 @pytest.mark.parametrize("feature", FEATURES, ids=[f"without-{f}" for f in FEATURES])

@@ -13,6 +13,7 @@ import pytest
 from tests.suite_runs import (
     explain,
     replicas_by_job,
+    shipped_scenarios,
     unexpected_verdicts,
     vck_run,
     volcano_jobs,
@@ -30,10 +31,26 @@ pytestmark = pytest.mark.cluster
 # killed between two evictions of a bundle leaves the first victim recreated and bound again, so
 # its successor evicts once more (as Volcano's would after the same kill).
 # The reclaim scenarios of capacity's queue arithmetic (reclaim-capacity-*) sit it out too: their
-# evictions go through the same reclaim rounds and gangs as the other reclaim scenarios, which stay;
-# under chaos they would only add minutes to the longest test of the suite.
+# evictions go through the same reclaim rounds and gangs as the other reclaim scenarios.
 CHAOS_LEFT_OUT = ("topology-aware", "reclaim-capacity", "preempt-gang", "reclaim-gang")
-CHAOS_SELECTION = " and ".join(f"not {word}" for word in CHAOS_LEFT_OUT)
+# The chaos run's point is convergence under kills, not coverage (the full run has that): gangs
+# that must bind whole (several jobs, one over-asking, members beside best-effort ones, a gang that
+# never fits), and preemption and reclaim that evict members of running gangs for a gang.
+CHAOS_PICKS = (
+    "gang-full-occupancy",
+    "gang-min-available-below-replicas",
+    "gang-seed003-min-available-4-schedules",
+    "gang-three-over-asking-jobs-each-reach-min-available",
+    "gang-best-effort-members-complete-the-gang",
+    "gang-no-partial-gang",
+    "preempt-by-priority-in-one-queue",
+    "preempt-victims-down-to-min-available",
+    "preempt-not-below-min-available",
+    "reclaim-from-overused-queue",
+    "reclaim-weights-1-to-3",
+    "reclaim-two-queues-at-once",
+)
+CHAOS_SELECTION = " or ".join(CHAOS_PICKS)
 
 
 def min_available_by_job(scenario_id: str) -> dict[str, int]:
@@ -52,6 +69,15 @@ def final_bound_pods(scenario: dict[str, Any]) -> dict[str, int]:
         if summary is not None and summary.get("node"):
             bound[name.rsplit("-", 2)[0]] += 1
     return bound
+
+
+def test_the_chaos_picks_are_scenarios_a_kill_cannot_race() -> None:
+    scenarios, _ = shipped_scenarios()
+    known = {sc.id for sc in scenarios if sc.suite in ("gang", "preempt", "reclaim")}
+    picked = {sc_id for sc_id in known if any(pick in sc_id for pick in CHAOS_PICKS)}
+    assert set(CHAOS_PICKS) <= known, set(CHAOS_PICKS) - known
+    assert picked == set(CHAOS_PICKS), f"a pick also selects {sorted(picked - set(CHAOS_PICKS))}"
+    assert not [pick for pick in CHAOS_PICKS if any(word in pick for word in CHAOS_LEFT_OUT)]
 
 
 def test_gangs_converge_when_the_scheduler_is_killed_mid_gang(tmp_path: pathlib.Path) -> None:

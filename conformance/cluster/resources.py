@@ -67,6 +67,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses", False),
     Kind("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets", True),
     Kind("ResourceQuota", "v1", "resourcequotas", True),
+    Kind("EndpointSlice", "discovery.k8s.io/v1", "endpointslices", True),
 )
 # When a scenario names a kind without apiVersion, this is the one meant (Volcano's Job for "Job").
 _DEFAULT = {k.kind: k for k in reversed(KINDS)}

@@ -6,6 +6,7 @@ the predicate on a consistent snapshot. Nothing polls the API.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance import results
@@ -54,6 +55,10 @@ def expectation(rec: recorder.Recorder, exp: models.Expectation, time_scale: flo
     if exp.mode == "timeline":
         return timeline_check(rec, exp)
     assert exp.predicate is not None
+    if exp.mode == "between" and exp.since_time is not None:
+        assert exp.between_s is not None
+        earliest, latest = between_bounds(exp.between_s, time_scale)
+        return between_observed_time(rec, exp.predicate, exp.since_time, earliest, latest, exp.label())
     if exp.mode in models.ANCHORED_MODES:
         assert exp.since_step is not None
         if exp.since_step >= len(step_ends):
@@ -62,10 +67,19 @@ def expectation(rec: recorder.Recorder, exp: models.Expectation, time_scale: flo
         if exp.mode == "never_since":
             return never_since(rec, exp.predicate, anchor, exp.since_step, exp.label())
         assert exp.between_s is not None
-        earliest, latest = (bound * time_scale for bound in exp.between_s)
+        earliest, latest = between_bounds(exp.between_s, time_scale)
         began = step_starts[exp.since_step] if exp.since_step < len(step_starts) else anchor
         return between(rec, exp.predicate, anchor, exp.since_step, earliest, latest, exp.label(), began)
     return over_window(rec, exp.predicate, exp.mode, exp.window_s * time_scale, exp.label())
+
+
+def between_bounds(between_s: tuple[float, float], time_scale: float) -> tuple[float, float]:
+    """`between: [FROM, TO]` under `--time-scale`: FROM is the implementation's own time (a policy
+    timeout, a TTL, a cooldown), which no slowness of the cluster stretches, so it stays as
+    written; the room after it (TO - FROM) is the kit's allowance for a slow cluster, and that is
+    scaled. Scaling FROM would judge a correct timer "too soon" on a stretched run."""
+    earliest, latest = between_s
+    return earliest, earliest + (latest - earliest) * time_scale
 
 
 def never_since(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float, step: int, label: str) -> results.Check:
@@ -80,7 +94,53 @@ def never_since(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: f
     return results.Check(label, True, expected, f"not once in {rec.now() - anchor_s:.1f}s; last: {observed}", rec.now())
 
 
-def between(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float, step: int, earliest_s: float, latest_s: float, label: str, began_s: float | None = None) -> results.Check:
+def observed_time(rec: recorder.Recorder, time_of: Mapping[str, Any]) -> tuple[float | None, str]:
+    """The earliest RFC 3339 timestamp recorded at `time_of`'s field of its `object` (or of any of
+    its `objects`), on the recorder's time line; or None and what was seen instead."""
+    path = time_of["field"]
+    what = select.describe_ref(time_of["object"]) if "object" in time_of else select.describe_selection(time_of["objects"])
+    earliest: tuple[float, str] | None = None
+    seen = f"{what}: never observed"
+    for view in rec.history():
+        try:
+            found = [select.resolve(view, time_of["object"])] if "object" in time_of else select.objects(view, time_of["objects"])
+        except select.Ambiguous as err:
+            seen = str(err)
+            continue
+        for obj in found:
+            if obj is None:
+                continue
+            value = select.field(obj, path)
+            if select.missing(value):
+                seen = f"{what}: no {path} in {obj['metadata']['name']}"
+                continue
+            try:
+                stamp = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            except ValueError:
+                return None, f"{what}: {path} of {obj['metadata']['name']} is {value!r}, not an RFC 3339 time"
+            if stamp.tzinfo is None:
+                stamp = stamp.replace(tzinfo=datetime.timezone.utc)
+            at = rec.wall_to_t(stamp.timestamp())
+            if earliest is None or at < earliest[0]:
+                earliest = (at, f"{path} {value} of {obj['metadata']['name']}")
+    return (earliest[0], earliest[1]) if earliest is not None else (None, seen)
+
+
+def between_observed_time(rec: recorder.Recorder, predicate: models.Predicate | None, time_of: Mapping[str, Any], earliest_s: float, latest_s: float, label: str) -> results.Check:
+    """`between` anchored at a moment an object states (a condition's lastTransitionTime): the
+    implementation's own clock starts there, not at a step of the kit. The API writes whole
+    seconds, so the anchor is the start of its second and FROM is judged to within one second."""
+    assert predicate is not None
+    anchor_s, seen = observed_time(rec, time_of)
+    of = select.describe_ref(time_of["object"]) if "object" in time_of else f"the first of {select.describe_selection(time_of['objects'])}"
+    what = f"the time in {time_of['field']} of {of}"
+    if anchor_s is None:
+        expected = f"first held between {earliest_s:g}s and {latest_s:g}s after {what}: {predicates.expected_text(predicate)}"
+        return results.Check(label, False, expected, f"no such time to count from: {seen}", rec.now())
+    return between(rec, predicate, anchor_s, what, earliest_s, latest_s, label)
+
+
+def between(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float, step: int | str, earliest_s: float, latest_s: float, label: str, began_s: float | None = None) -> results.Check:
     """The predicate first held no sooner than `earliest_s` and no later than `latest_s` after
     step `step` ended (at `anchor_s`): what came before is read from the history, what is still
     to come is waited for. While the step ran (from `began_s`), a change that made the predicate
@@ -88,7 +148,8 @@ def between(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float
     before the kit has noted the step's end, and that reaction is judged (as too soon when
     `earliest_s` is above 0) rather than missed. A state that held already when the step began
     is no reaction to it: it counts only if it still holds when the step ends."""
-    expected = f"first held between {earliest_s:g}s and {latest_s:g}s after step {step + 1} ended: {predicates.expected_text(predicate)}"
+    anchor = f"step {step + 1} ended" if isinstance(step, int) else step
+    expected = f"first held between {earliest_s:g}s and {latest_s:g}s after {anchor}: {predicates.expected_text(predicate)}"
     last = "no state recorded"
     deadline = anchor_s + latest_s
     with rec.cond:
@@ -101,13 +162,13 @@ def between(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float
                     break
                 outcome = predicates.evaluate(predicate, view)
                 if outcome.holds and held is False:
-                    return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
+                    return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now(), anchor)
                 held = outcome.holds
         for view in rec.history(since_s=anchor_s):
             outcome = predicates.evaluate(predicate, view)
             last = outcome.observed
             if outcome.holds:
-                return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
+                return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now(), anchor)
         cursor = rec.cursor()
         states: Iterator[recorder.View] = iter(())
         while True:
@@ -117,17 +178,17 @@ def between(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: float
                 outcome = predicates.evaluate(predicate, view)
                 last = outcome.observed
                 if outcome.holds:
-                    return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now())
+                    return _first_held(label, expected, view.t_s - anchor_s, earliest_s, latest_s, outcome.observed, rec.now(), anchor)
             remaining = deadline - rec.now()
             if remaining <= 0:
-                return results.Check(label, False, expected, f"not by {latest_s:g}s after step {step + 1}: {last}", rec.now())
+                return results.Check(label, False, expected, f"not by {latest_s:g}s after {anchor}: {last}", rec.now())
             rec.cond.wait(remaining)
             states = cursor.advance()
 
 
-def _first_held(label: str, expected: str, after_s: float, earliest_s: float, latest_s: float, observed: str, now: float) -> results.Check:
+def _first_held(label: str, expected: str, after_s: float, earliest_s: float, latest_s: float, observed: str, now: float, anchor: str) -> results.Check:
     if after_s < 0 and earliest_s > 0:
-        return results.Check(label, False, expected, f"held already before the step ended ({-after_s:.1f}s before), too soon: {observed}", now)
+        return results.Check(label, False, expected, f"held already before {anchor} ({-after_s:.1f}s before), too soon: {observed}", now)
     after_s = max(after_s, 0.0)
     if after_s < earliest_s:
         return results.Check(label, False, expected, f"held already {after_s:.1f}s after, too soon: {observed}", now)
@@ -174,22 +235,38 @@ def timeline_check(rec: recorder.Recorder, exp: models.Expectation) -> results.C
 
 
 def _phase_history_check(label: str, what: str, spec: Mapping[str, Any], phases: list[str], now: float) -> results.Check:
-    """`phases` in this order (others may come between; with `exactly`, none may), and none of
-    `without` ever."""
+    """`phases` in this order (others may come between; with `exactly`, none may), none of
+    `without` ever, and none of `never_after` once the last of `phases` was reached."""
     wanted = list(spec["phases"])
-    remaining = iter(phases)
-    in_order = all(any(p == w for p in remaining) for w in wanted)
+    reached = _reached_in_order(phases, wanted)
     exact = not spec.get("exactly") or phases == wanted
     forbidden = [p for p in phases if p in (spec.get("without") or ())]
+    # What came after the moment the order was complete ("once Completed, never Running again").
+    later = [p for p in phases[reached + 1:] if p in (spec.get("never_after") or ())] if reached is not None else []
     expected = f"{what} goes through {' -> '.join(wanted)}"
     if spec.get("exactly"):
         expected += " and through nothing else"
     if spec.get("without"):
         expected += f", never {' or '.join(spec['without'])}"
+    if spec.get("never_after"):
+        expected += f", and after {wanted[-1]} never {' or '.join(spec['never_after'])}"
     observed = " -> ".join(phases) or "no phase observed"
     if forbidden:
         observed += f" (was {', '.join(dict.fromkeys(forbidden))})"
-    return results.Check(label, in_order and exact and not forbidden, expected, observed, now)
+    if later:
+        observed += f" (after {wanted[-1]}: {', '.join(dict.fromkeys(later))})"
+    return results.Check(label, reached is not None and exact and not forbidden and not later, expected, observed, now)
+
+
+def _reached_in_order(phases: list[str], wanted: list[str]) -> int | None:
+    """The index in `phases` where the last of `wanted` was first reached with all of `wanted`
+    before it in order (others may come between); None when they never were."""
+    at = -1
+    for phase in wanted:
+        at = next((i for i in range(at + 1, len(phases)) if phases[i] == phase), -1)
+        if at < 0:
+            return None
+    return at
 
 
 def _single(doc: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

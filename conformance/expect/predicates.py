@@ -9,7 +9,9 @@ from collections import Counter
 from typing import Any, Callable, Mapping
 
 from conformance.cluster import resources
-from conformance.expect import select
+from conformance.expect import endpoints, select
+from conformance.expect.counts import count_ok as _count_ok
+from conformance.expect.counts import count_text
 from conformance.observe import recorder, summaries
 from conformance.scenario import models
 
@@ -21,23 +23,6 @@ EVENT = resources.lookup("Event")
 class Outcome:
     holds: bool
     observed: str
-
-
-def _count_ok(count: Any, n: int) -> bool:
-    if isinstance(count, int):
-        return n == count
-    return bool(count.get("min", 0) <= n <= count.get("max", n))
-
-
-def count_text(count: Any) -> str:
-    if isinstance(count, int):
-        return f"exactly {count}"
-    parts = []
-    if "min" in count:
-        parts.append(f"at least {count['min']}")
-    if "max" in count:
-        parts.append(f"at most {count['max']}")
-    return " and ".join(parts)
 
 
 def _phase(pod: Mapping[str, Any]) -> str:
@@ -280,6 +265,10 @@ def _ratio(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
     return Outcome(abs(value - spec["value"]) <= spec["tolerance"], f"{num}/{den} = {value:.3f}")
 
 
+def _endpoints(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
+    return Outcome(*endpoints.judge(view, spec))
+
+
 EVALUATORS: dict[str, Callable[[recorder.View, Mapping[str, Any]], Outcome]] = {
     "pods": _pods,
     "phase": _phase_pred,
@@ -287,6 +276,7 @@ EVALUATORS: dict[str, Callable[[recorder.View, Mapping[str, Any]], Outcome]] = {
     "event": _event,
     "object": _object,
     "placement": _placement,
+    "endpoints": _endpoints,
     "ratio": _ratio,
     "every": _every,
 }
@@ -309,6 +299,8 @@ def expected_text(predicate: models.Predicate) -> str:
     if predicate.kind == "phase":
         wanted = spec.get("is") or " or ".join(spec["in"])
         return f"{select.describe_ref(spec['object'])} in phase {wanted}"
+    if predicate.kind == "endpoints":
+        return endpoints.expected_text(spec)
     if predicate.kind == "every":
         what = f"pods matching {json.dumps(spec.get('select') or {})}" if "objects" not in spec else select.describe_selection(spec["objects"]) + " objects"
         return f"at least {spec.get('min', 1)} {what}, each with {json.dumps(spec.get('fields') or {}, sort_keys=True)}"

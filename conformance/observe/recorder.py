@@ -69,6 +69,9 @@ class Recorder:
         self.kinds = tuple(dict.fromkeys(kinds))
         self.clock = clock
         self.t0 = clock()
+        # The wall clock (seconds since the epoch) at t0: an API timestamp is placed on the
+        # recorder's time line by it (wall_to_t).
+        self.wall_t0 = time.time()
         self.cond = threading.Condition()
         self.version = 0
         self.changes: list[Change] = []
@@ -101,6 +104,10 @@ class Recorder:
 
     def now(self) -> float:
         return self.clock() - self.t0
+
+    def wall_to_t(self, epoch_s: float) -> float:
+        """A wall-clock moment (an API timestamp) on the recorder's time line."""
+        return epoch_s - self.wall_t0
 
     # --- reading ----------------------------------------------------------------------------------
     def view(self) -> View:

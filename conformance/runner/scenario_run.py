@@ -30,13 +30,16 @@ log = logging.getLogger(__name__)
 OBSERVED_KINDS = ("Pod", "PodGroup", "Job", "Queue", "Node", "Event", "Service", "ConfigMap", "Secret", "NetworkPolicy", "Command", "HyperNode", "Numatopology")
 # Watched only by the scenarios that name them (apply them, refer to them or judge them): few
 # scenarios use them, and every watched kind costs each scenario a watch.
-ON_DEMAND_KINDS = ("CronJob", "JobFlow", "JobTemplate", "ResourceQuota", "PersistentVolumeClaim")
+ON_DEMAND_KINDS = ("CronJob", "JobFlow", "JobTemplate", "ResourceQuota", "PersistentVolumeClaim", "EndpointSlice")
+# The kinds a predicate reads without naming them.
+READ_BY_PREDICATE = {"endpoints": "EndpointSlice"}
 
 
 def _kinds_named(node: object) -> Iterator[str]:
     if isinstance(node, Mapping):
         if isinstance(node.get("kind"), str):
             yield node["kind"]
+        yield from (kind for key, kind in READ_BY_PREDICATE.items() if isinstance(node.get(key), Mapping))
         for value in node.values():
             yield from _kinds_named(value)
     elif isinstance(node, (list, tuple)):
@@ -47,12 +50,15 @@ def _kinds_named(node: object) -> Iterator[str]:
 def observed_kinds(sc: models.Scenario) -> tuple[str, ...]:
     """OBSERVED_KINDS, and those of ON_DEMAND_KINDS the scenario names anywhere."""
     parts: list[object] = [list(sc.setup)]
+    expectations = [*(step.expectation for step in sc.steps if step.expectation is not None), *sc.expect]
     for step in sc.steps:
-        parts.append(step.spec)
-        if step.expectation is not None:
-            parts.append(step.expectation.predicate.spec if step.expectation.predicate else step.expectation.timeline_spec)
-    for expectation in sc.expect:
-        parts.append(expectation.predicate.spec if expectation.predicate else expectation.timeline_spec)
+        # A wait's spec is its Predicate.
+        parts.append({step.spec.kind: step.spec.spec} if isinstance(step.spec, models.Predicate) else step.spec)
+    for expectation in expectations:
+        # As {kind: spec}, as a predicate is written (and nested in `order`).
+        parts.append({expectation.predicate.kind: expectation.predicate.spec} if expectation.predicate else expectation.timeline_spec)
+        if expectation.since_time is not None:
+            parts.append(expectation.since_time)
     named = set(_kinds_named(parts))
     return OBSERVED_KINDS + tuple(k for k in ON_DEMAND_KINDS if k in named)
 

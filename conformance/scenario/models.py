@@ -17,7 +17,7 @@ from conformance.scenario import durations, profiles
 from conformance.scenario import releases as releases_
 from fake_devices import profile as device_profile
 
-PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "ratio", "every")
+PREDICATE_KINDS = ("pods", "phase", "condition", "event", "object", "placement", "endpoints", "ratio", "every")
 TIMELINE_KINDS = ("sequence", "order")
 STEP_ACTIONS = ("apply", "patch", "delete", "wait", "end_pods", "evict_pods", "delete_pods", "node", "scale", "command", "pause", "expect", "measure", "scheduler", "remember")
 # The windows of an expectation: relative to the previous verdict (within, never, throughout), or
@@ -61,6 +61,9 @@ class Expectation:
     # between: the earliest and latest moment after it, in seconds.
     since_step: int | None = None
     between_s: tuple[float, float] | None = None
+    # between: anchored instead at a moment an observed object states (`since: {time_of: {object,
+    # field}}`, a condition's lastTransitionTime, an Event's firstTimestamp).
+    since_time: Mapping[str, Any] | None = None
     # For mode "timeline": sequence or order, with its spec.
     timeline_kind: str = ""
     timeline_spec: Mapping[str, Any] = dataclasses.field(default_factory=dict)
@@ -81,6 +84,8 @@ class Expectation:
 
     def window_text(self) -> str:
         step = f"step {self.since_step + 1}" if self.since_step is not None else ""
+        if self.since_time is not None:
+            step = f"the time in {self.since_time['field']} of {json.dumps(self.since_time.get('object') or self.since_time.get('objects'), sort_keys=True)}"
         if self.mode == "never_since":
             return f"never since {step}"
         if self.mode == "between" and self.between_s is not None:
@@ -214,6 +219,8 @@ def _expectation_of(doc: Mapping[str, Any], default_within_s: float, describes: 
         return Expectation(mode=mode, window_s=0.0, describe=describe, predicate=predicate, since_step=step_index(doc["never_since"], describes))
     if mode == "between":
         earliest, latest = (durations.parse(d) for d in doc["between"])
+        if isinstance(doc["since"], Mapping):
+            return Expectation(mode=mode, window_s=latest, describe=describe, predicate=predicate, since_time=doc["since"]["time_of"], between_s=(earliest, latest))
         return Expectation(mode=mode, window_s=latest, describe=describe, predicate=predicate, since_step=step_index(doc["since"], describes), between_s=(earliest, latest))
     window = durations.parse(doc[mode]) if modes else default_within_s
     return Expectation(mode=mode, window_s=window, describe=describe, predicate=predicate)

@@ -133,7 +133,7 @@ def phase_findings(doc: Mapping[str, Any]) -> list[Finding]:
         if kind == "phase":
             out += _phase_findings(spec, at, ("is", "in"))
     for at, spec in sequences(doc):
-        out += _phase_findings(spec, at, ("phases",))
+        out += _phase_findings(spec, at, ("phases", "without", "never_after"))
     return out
 
 
@@ -246,6 +246,12 @@ def object_refs(doc: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any
     for at, spec in sequences(doc):
         if isinstance(spec.get("object"), Mapping):
             yield (*at, "object"), spec["object"]
+    for at, exp in expectations(doc):
+        since = exp.get("since")
+        time_of = since.get("time_of") if isinstance(since, Mapping) else None
+        for key in ("object", "objects"):
+            if isinstance(time_of, Mapping) and isinstance(time_of.get(key), Mapping):
+                yield (*at, "since", "time_of", key), time_of[key]
 
 
 def _kind_finding(ref: Mapping[str, Any], at: Path) -> list[Finding]:

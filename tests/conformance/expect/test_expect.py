@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import threading
 from typing import Any
 
@@ -138,7 +139,7 @@ def test_between_sees_a_reaction_that_came_before_the_kit_noted_the_step_end() -
     running = pred("pods", select={"job": "a"}, phase="Running", count=1)
     assert judge.between(rec, running, 2.0, 0, 0.0, 5.0, "ran", began_s=0.5).passed
     too_soon = judge.between(rec, running, 2.0, 0, 1.0, 5.0, "ran, not at once", began_s=0.5)
-    assert not too_soon.passed and "before the step ended" in too_soon.observed, too_soon
+    assert not too_soon.passed and "before step 1 ended" in too_soon.observed, too_soon
     # Read from the end alone, the short-lived state is missed: what the change fixes.
     rec.advance(8.0)
     assert not judge.between(rec, running, 2.0, 0, 0.0, 5.0, "ran").passed
@@ -154,6 +155,58 @@ def test_between_takes_no_state_that_held_before_the_step_as_its_reaction() -> N
     gone = pred("object", object={"kind": "Pod", "name": "a-0"}, exists=False)
     check = judge.between(rec, gone, 2.5, 0, 1.0, 10.0, "deleted, not at once", began_s=0.5)
     assert check.passed and "first held 3.5s after" in check.observed, check
+
+
+@pytest.mark.parametrize(("time_scale", "deleted_at", "passed"), [(1.0, 7.0, True), (2.0, 7.0, True), (2.0, 29.0, True), (2.0, 37.0, False), (0.5, 11.0, True), (0.5, 14.5, False), (2.0, 5.5, False)])
+def test_between_keeps_its_from_as_the_implementations_time_under_a_time_scale(time_scale: float, deleted_at: float, passed: bool) -> None:
+    """`between: [5s, 20s]`: FROM is the implementation's timer (a TTL here), which a slow cluster
+    does not stretch; only the room after it (15 s) is the kit's and scaled. A TTL that fired on
+    time at 6 s after the step passes on a run stretched twice (scaling FROM to 10 s judged it too
+    soon), and 4.5 s after it is still too soon however stretched."""
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a", phase="Succeeded", node="n0"), 0.5)
+    rec.feed(pod("a-0", "a", phase="Succeeded", node="n0"), deleted_at, event="DELETED")
+    rec.advance(deleted_at + 30)
+    gone = models.Expectation(mode="between", window_s=20.0, describe="deleted by its TTL", predicate=pred("object", object={"kind": "Pod", "name": "a-0"}, exists=False), since_step=0, between_s=(5.0, 20.0))
+    check = judge.expectation(rec, gone, time_scale, step_ends=[1.0], step_starts=[0.9])
+    assert check.passed is passed, check
+    assert f"between 5s and {5 + 15 * time_scale:g}s" in check.expected, check
+
+
+def scheduled(name: str, at_epoch: int, phase: str = "Running") -> dict[str, Any]:
+    """A pod of job a whose PodScheduled condition says it was scheduled at `at_epoch`."""
+    stamp = datetime.datetime.fromtimestamp(at_epoch, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = pod(name, "a", phase=phase, node="n0")
+    out["status"]["conditions"] = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": stamp}]
+    return out
+
+
+SCHEDULED_AT = {"objects": {"kind": "Pod", "job": "a"}, "field": "status.conditions[type=PodScheduled].lastTransitionTime"}
+
+
+@pytest.mark.parametrize(("evicted_at", "passed", "shown"), [(17.5, True, "first held 15.5s after"), (14.0, False, "held already 12.0s after, too soon"), (40.0, False, "first held 38.0s after, too late")])
+def test_between_counts_from_a_time_an_object_states(evicted_at: float, passed: bool, shown: str) -> None:
+    """`since: {time_of: ...}`: the window starts at the earliest PodScheduled time of the job's
+    pods (2 s on the recorder's line here, the other pod a second later), not at a step's end."""
+    rec = FakeRecorder()
+    rec.wall_t0 = 1_800_000_000.0
+    rec.feed(scheduled("a-1", 1_800_000_003), 3.5)
+    rec.feed(scheduled("a-0", 1_800_000_002), 4.0)
+    rec.feed(scheduled("a-0", 1_800_000_002, phase="Failed"), evicted_at, "MODIFIED")
+    rec.advance(60.0)
+    failed = models.Expectation(mode="between", window_s=30.0, describe="evicted after its cooldown", predicate=pred("pods", select={"job": "a"}, phase="Failed", count=1), since_time=SCHEDULED_AT, between_s=(15.0, 30.0))
+    check = judge.expectation(rec, failed, 1.0)
+    assert check.passed is passed and shown in check.observed, check
+    assert "after the time in status.conditions[type=PodScheduled].lastTransitionTime of the first of Pod of job a" in check.expected
+
+
+def test_between_fails_when_the_time_it_counts_from_is_never_stated() -> None:
+    rec = FakeRecorder()
+    rec.feed(pod("a-0", "a", phase="Running", node="n0"), 1.0)
+    rec.advance(5.0)
+    failed = models.Expectation(mode="between", window_s=30.0, describe="", predicate=pred("pods", select={"job": "a"}, count=1), since_time=SCHEDULED_AT, between_s=(0.0, 30.0))
+    check = judge.expectation(rec, failed, 1.0)
+    assert not check.passed and "no such time to count from" in check.observed and "no status.conditions[type=PodScheduled].lastTransitionTime in a-0" in check.observed, check
 
 
 def test_sequence_and_order_on_history() -> None:
@@ -175,6 +228,27 @@ def test_sequence_and_order_on_history() -> None:
         "then": {"pods": {"select": {"task": "first"}, "phase": "Running", "count": 1}}})
     result = judge.timeline_check(rec, reverse)
     assert not result.passed and "second held at 2.0s" in result.observed
+
+
+@pytest.mark.parametrize(
+    ("history", "passed", "shown"),
+    [
+        (["Pending", "Running", "Succeeded"], True, "Pending -> Running -> Succeeded"),
+        # Running again after it succeeded: what `never_after` forbids.
+        (["Pending", "Running", "Succeeded", "Running"], False, "(after Succeeded: Running)"),
+        # Running before it succeeded is allowed; Running after it, not.
+        (["Running", "Pending", "Succeeded", "Pending"], True, "Running -> Pending -> Succeeded -> Pending"),
+        (["Pending", "Running"], False, "Pending -> Running"),
+    ],
+)
+def test_sequence_never_after_judges_only_what_came_once_the_order_was_reached(history: list[str], passed: bool, shown: str) -> None:
+    rec = FakeRecorder()
+    for at, phase in enumerate(history, start=1):
+        rec.feed(pod("a-0", "a", phase=phase, node=None if phase == "Pending" else "n0"), float(at), "MODIFIED" if at > 1 else "ADDED")
+    once_done = models.Expectation(mode="timeline", window_s=0, describe="", timeline_kind="sequence", timeline_spec={"object": {"kind": "Pod", "name": "a-0"}, "phases": ["Succeeded"], "never_after": ["Running"]})
+    check = judge.timeline_check(rec, once_done)
+    assert check.passed is passed, check
+    assert shown in check.observed and "after Succeeded never Running" in check.expected, check
 
 
 def gpu_pod(name: str, node: str | None, gpus: str, phase: str = "Running", where: str = "limits") -> dict[str, Any]:

@@ -31,3 +31,15 @@ def test_kinds_applied_in_setup_and_steps_are_watched() -> None:
         "- wait: {pods: {count: 1}}\n"
     )
     assert kinds(body) == (*scenario_run.OBSERVED_KINDS, "JobFlow", "JobTemplate")
+
+
+def test_the_slices_an_endpoints_check_reads_are_watched() -> None:
+    """`endpoints` names no kind: it reads the Service's EndpointSlices, in an expectation or a wait."""
+    expected = (*scenario_run.OBSERVED_KINDS, "EndpointSlice")
+    assert kinds("steps:\n- wait: {pods: {count: 1}}\nexpect:\n- endpoints: {service: s}\n  within: 5s\n") == expected
+    assert kinds("steps:\n- wait: {endpoints: {service: s, count: 2}}\n") == expected
+    assert kinds("steps:\n- wait: {pods: {count: 1}}\n- expect: {endpoints: {service: s}, within: 5s}\n") == expected
+
+
+def test_a_kind_a_wait_step_judges_is_watched() -> None:
+    assert kinds("steps:\n- wait: {object: {object: {kind: CronJob, name: c}}}\n") == (*scenario_run.OBSERVED_KINDS, "CronJob")

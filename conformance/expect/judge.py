@@ -6,11 +6,10 @@ the predicate on a consistent snapshot. Nothing polls the API.
 
 from __future__ import annotations
 
-import datetime
 from typing import Any, Iterator, Mapping, Sequence
 
 from conformance import results
-from conformance.expect import predicates, select
+from conformance.expect import clock, predicates, select
 from conformance.observe import recorder, summaries
 from conformance.scenario import models
 
@@ -114,13 +113,10 @@ def observed_time(rec: recorder.Recorder, time_of: Mapping[str, Any]) -> tuple[f
             if select.missing(value):
                 seen = f"{what}: no {path} in {obj['metadata']['name']}"
                 continue
-            try:
-                stamp = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-            except ValueError:
+            epoch = clock.epoch_of(value)
+            if epoch is None:
                 return None, f"{what}: {path} of {obj['metadata']['name']} is {value!r}, not an RFC 3339 time"
-            if stamp.tzinfo is None:
-                stamp = stamp.replace(tzinfo=datetime.timezone.utc)
-            at = rec.wall_to_t(stamp.timestamp())
+            at = rec.wall_to_t(epoch)
             if earliest is None or at < earliest[0]:
                 earliest = (at, f"{path} {value} of {obj['metadata']['name']}")
     return (earliest[0], earliest[1]) if earliest is not None else (None, seen)

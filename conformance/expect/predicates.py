@@ -9,11 +9,11 @@ from collections import Counter
 from typing import Any, Callable, Mapping
 
 from conformance.cluster import resources
-from conformance.expect import endpoints, select
+from conformance.expect import clock, endpoints, select
 from conformance.expect.counts import count_ok as _count_ok
 from conformance.expect.counts import count_text
 from conformance.observe import recorder, summaries
-from conformance.scenario import models
+from conformance.scenario import durations, models
 
 NODE = resources.lookup("Node")
 EVENT = resources.lookup("Event")
@@ -204,6 +204,8 @@ def _field_ok(view: recorder.View, obj: Mapping[str, Any], got: Any, want: Any) 
         if "json" in want or "json_contains" in want:
             parsed, value = _json_of(got)
             return parsed and (value == want["json"] if "json" in want else json_contains(value, want["json_contains"]))
+        if "past_boundary" in want:
+            return clock.past_boundary(got, durations.parse(want["past_boundary"]["every"]), durations.parse(want["past_boundary"]["at_most"]))
         if "same_as" in want or "differs_from" in want:
             found, value = _remembered(view, want.get("same_as", want.get("differs_from")), obj)
             same = found and _equal(got, value)

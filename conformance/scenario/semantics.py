@@ -422,7 +422,26 @@ def count_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings, patch_findings, count_findings)
+def boundary_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """A `past_boundary` whose `at_most` is not below its `every` holds for any time: it judges
+    nothing."""
+    out: list[Finding] = []
+    for at, kind, spec in predicates(doc):
+        fields = spec.get("fields") if kind in ("object", "every") else None
+        for field, want in (fields or {}).items() if isinstance(fields, Mapping) else ():
+            boundary = want.get("past_boundary") if isinstance(want, Mapping) else None
+            if not isinstance(boundary, Mapping):
+                continue
+            try:
+                every, at_most = durations.parse(str(boundary["every"])), durations.parse(str(boundary["at_most"]))
+            except (ValueError, TypeError, KeyError):
+                continue  # the schema's
+            if at_most >= every:
+                out.append(Finding((*at, "fields", field, "past_boundary"), f"expected at_most below every, got every {got(boundary.get('every'))} and at_most {got(boundary.get('at_most'))}: any time is at most that far past a boundary"))
+    return out
+
+
+CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings, patch_findings, count_findings, boundary_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

@@ -211,6 +211,30 @@ def test_absent_or_takes_a_left_out_zero_for_zero(name: str, fields: dict[str, A
     assert outcome.holds is holds, outcome.observed
 
 
+@pytest.mark.parametrize(
+    ("created", "boundary", "holds"),
+    [
+        ("2026-11-28T01:02:00Z", {"every": "1m", "at_most": "10s"}, True),
+        ("2026-11-28T01:02:09Z", {"every": "1m", "at_most": "10s"}, True),
+        # Created at a random moment of the minute, not at its start.
+        ("2026-11-28T01:02:37Z", {"every": "1m", "at_most": "10s"}, False),
+        ("2026-11-28T01:02:59Z", {"every": "1m", "at_most": "10s"}, False),
+        # Every five minutes: 01:05:03 is 3 s past one; 01:02:03 is not.
+        ("2026-11-28T01:05:03Z", {"every": "5m", "at_most": "10s"}, True),
+        ("2026-11-28T01:02:03Z", {"every": "5m", "at_most": "10s"}, False),
+        # An offset other than Z is the same moment.
+        ("2026-11-28T09:02:04+08:00", {"every": "1m", "at_most": "10s"}, True),
+        ("not a time", {"every": "1m", "at_most": "10s"}, False),
+    ],
+)
+def test_past_boundary_judges_a_stated_time_against_the_clock(created: str, boundary: dict[str, str], holds: bool) -> None:
+    """"The CronJob created its Job at a whole minute": the Job's creationTimestamp, not the
+    moment the kit saw it."""
+    state = view((JOB, {"metadata": {"name": "cron-1", "namespace": "ns", "creationTimestamp": created}}))
+    outcome = predicates.evaluate(pred("object", object={"kind": "Job", "name": "cron-1"}, fields={"metadata.creationTimestamp": {"past_boundary": boundary}}), state)
+    assert outcome.holds is holds, outcome.observed
+
+
 # --- windows anchored at a step -------------------------------------------------------------------------
 def running(at: float, rec: states.FakeRecorder) -> None:
     rec.feed(pod("a-0", "a", phase="Running", node="n0"), at, "MODIFIED")

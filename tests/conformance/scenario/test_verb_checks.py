@@ -130,7 +130,7 @@ expect:
 """)
     assert found == [
         f"case.yaml:{FIRST + 7}: expect[0].pods.select.node_labels: must not be empty (got {{}})",
-        f"case.yaml:{FIRST + 8}: expect[1].every.fields.a: expected exactly one of: matches, exists, contains, json, json_contains, same_as, differs_from, absent_or (got: json, matches)",
+        f"case.yaml:{FIRST + 8}: expect[1].every.fields.a: expected exactly one of: matches, exists, contains, json, json_contains, same_as, differs_from, absent_or, past_boundary (got: json, matches)",
         f"case.yaml:{FIRST + 5}: steps[2].wait.object.object: expected exactly one of: name, job, name_matches, labels (got: kind, labels, name)",
         f"case.yaml:{FIRST + 1}: steps[0].remember.objects.kind: expected a kind the kit knows ({KNOWN_KINDS}), got \"Comand\"; did you mean Command?",
         f"case.yaml:{FIRST + 1}: steps[0].remember.objects.name_matches: expected a regular expression, got \"(unclosed\": missing ), unterminated subpattern at position 0",
@@ -155,3 +155,39 @@ def test_refused_within_loads_and_needs_a_refusal_to_wait_for() -> None:
 """)
     assert f"case.yaml:{FIRST + 2}: steps[0].refused_within: refused_within needs expect_rejection (the message the API's refusal must match)" in found
     assert f"case.yaml:{FIRST + 5}: steps[1].refused_within: expected a window longer than 0s, got \"0s\"" in found
+
+
+def test_the_verbs_of_issue_31_load_and_what_the_loader_refuses_of_them() -> None:
+    """`since: {time_of}`, `never_after`, `endpoints` and `past_boundary` load as written; a
+    boundary check that any time passes, a phase the kind never has, an `endpoints` without its
+    Service and a `time_of` naming an unknown kind are refused, at their line."""
+    sc = load("""steps:
+  - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+expect:
+  - endpoints: {service: s, pods: {job: j}, ports: {gcs: 6379}, ready: true}
+    within: 5s
+  - event: {object: {kind: PodGroup, job: j}, reason: Evict}
+    between: [15s, 35s]
+    since: {time_of: {objects: {kind: Pod, job: j}, field: 'status.conditions[type=PodScheduled].lastTransitionTime'}}
+  - sequence: {object: {kind: Job, name: j}, phases: [Completed], never_after: [Running]}
+  - object: {object: {kind: Job, name: j}, fields: {metadata.creationTimestamp: {past_boundary: {every: 1m, at_most: 10s}}}}
+    within: 5s
+""")
+    assert [e.predicate.kind if e.predicate else e.timeline_kind for e in sc.expect] == ["endpoints", "event", "sequence", "object"]
+    assert sc.expect[1].since_time is not None and sc.expect[1].since_step is None
+    found = problems("""steps:
+  - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+expect:
+  - object: {object: {kind: Job, name: j}, fields: {metadata.creationTimestamp: {past_boundary: {every: 1m, at_most: 60s}}}}
+    within: 5s
+  - sequence: {object: {kind: Job, name: j}, phases: [Completed], never_after: [Runing]}
+  - endpoints: {pods: {job: j}}
+    within: 5s
+  - event: {object: {kind: PodGroup, job: j}, reason: Evict}
+    between: [15s, 35s]
+    since: {time_of: {object: {kind: Podd, name: p}, field: metadata.creationTimestamp}}
+""")
+    assert any("case.yaml:9" in p and "at_most below every" in p for p in found), found
+    assert any("case.yaml:11" in p and "never_after" in p and "Runing" in p for p in found), found
+    assert any("case.yaml:12" in p and "service" in p for p in found), found
+    assert any("case.yaml:16" in p and "Podd" in p for p in found), found

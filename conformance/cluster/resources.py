@@ -59,6 +59,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("Job", "batch/v1", "jobs", True),
     Kind("Deployment", "apps/v1", "deployments", True),
     Kind("StatefulSet", "apps/v1", "statefulsets", True),
+    Kind("DaemonSet", "apps/v1", "daemonsets", True),
     Kind("ReplicaSet", "apps/v1", "replicasets", True),
     Kind("ReplicationController", "v1", "replication_controllers", True),
     Kind("PersistentVolumeClaim", "v1", "persistent_volume_claims", True),

@@ -1,5 +1,5 @@
 """The PodGroup controller for pods that no Volcano Job owns: a pod (of a k8s Job, a Deployment's
-ReplicaSet, a StatefulSet, or bare) whose schedulerName is the scheduler's gets a PodGroup
+ReplicaSet, a StatefulSet, a DaemonSet, or bare) whose schedulerName is the scheduler's gets a PodGroup
 `podgroup-<owner uid>` (minMember from the owner's `scheduling.volcano.sh/group-min-member`
 annotation, else 1; queue from the pod's `scheduling.volcano.sh/queue-name`) and the annotation
 naming it. The PodGroup also carries what the scheduler reads there: the owners' `volcano.sh/`
@@ -116,7 +116,8 @@ class PodGroupController:
         return next((o for o in pod["metadata"].get("ownerReferences") or [] if o.get("controller")), None)
 
     def _upper_annotations(self, pod: dict[str, Any], owner: dict[str, Any] | None) -> dict[str, str]:
-        """The annotations of the workload above the pod (a ReplicaSet's Deployment, a Job)."""
+        """The annotations of the workload above the pod (a ReplicaSet and its Deployment, a Job, a
+        StatefulSet, a DaemonSet: upstream's getAnnotationsFromUpperRes)."""
         if owner is None:
             return {}
         if owner["uid"] in self._owner_annotations:
@@ -134,6 +135,8 @@ class PodGroupController:
                 annotations = dict(_meta(self.batch.read_namespaced_job(owner["name"], ns)).annotations or {})
             elif owner["kind"] == "StatefulSet":
                 annotations = dict(_meta(self.apps.read_namespaced_stateful_set(owner["name"], ns)).annotations or {})
+            elif owner["kind"] == "DaemonSet":
+                annotations = dict(_meta(self.apps.read_namespaced_daemon_set(owner["name"], ns)).annotations or {})
         except kubernetes.client.ApiException as err:
             if err.status != 404:
                 raise

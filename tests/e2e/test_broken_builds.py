@@ -42,7 +42,7 @@ BROKEN = [
     ("suspend", "commands", "abort-command or resume-command or terminate-command", 3),
     ("queue-state", "queue", "close-empty or closing-parent or closing-queue-can-be-deleted", 3),
     ("plugins", "job-plugins", "env-task-index or svc-headless or mpi-master or ray-worker-joins or ssh-env-svc-on-one-job", 5),
-    ("native", "podgroup", "k8s-job or deployment or plain-pod or podgroup-carries", 4),
+    ("native", "podgroup", "k8s-job or deployment or plain-pod or podgroup-carries or daemonset", 5),
     ("admission", "admission", "podgroup-queue-must-be-open or pod-job-disruption-budget", 2),
     # One CronJob scenario is proof enough: each waits for whole minutes of the schedule.
     ("cronjob", "cronjob", "schedule-and-concurrency", 1),

@@ -76,7 +76,7 @@ BROKEN = [
     ("drf", "drf", "smaller-dominant-share or preempt-until-shares or shares-would-invert or hierarchy-shares", 4),
     ("elastic-sharing", "preempt", "inference", 1),
     ("binpack", "binpack", "fuller or weights", 2),
-    ("gang", "gang", "best-effort-members-wait or no-partial-gang or three-over-asking", 3),
+    ("gang", "gang", "best-effort-members-wait or no-partial-gang or three-over-asking or unschedulable-gang-reported", 4),
     # A PodGroup is Unknown only when its gang is unschedulable (gang's condition) while pods run.
     ("queue-state", "gang", "podgroup-phase-follows", 1),
     ("gang", "backfill", "best-effort-members-complete", 1),

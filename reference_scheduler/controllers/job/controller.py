@@ -55,6 +55,7 @@ class JobController:
         # Jobs given their first pass (a plain sync) since this controller started.
         self._synced: set[str] = set()
         self._pg_phase_seen: dict[str, str] = {}
+        self._pg_pending_reported: dict[str, str] = {}
         # Plugin objects ensured per job, by a hash of the job's spec.
         self._ensured: dict[str, str] = {}
         self._released: set[str] = set()

@@ -76,6 +76,8 @@ class Controller(Protocol):
     _handled: set[str]
     _synced: set[str]
     _pg_phase_seen: dict[str, str]
+    # Per PodGroup uid, the PodGroupPending message last recorded on its Job.
+    _pg_pending_reported: dict[str, str]
     _ensured: dict[str, str]
     _released: set[str]
 
@@ -327,6 +329,7 @@ class JobSync:
         if self.ctl.features.volumes and self.phase == "Pending" and not self._claims_ready():
             return
         pg = self._ensure_podgroup()
+        self._report_podgroup_pending(pg)
         pg_phase = ((pg or {}).get("status") or {}).get("phase") or "Pending"
         if pg_phase != "Pending":
             self._sync_pods()
@@ -341,6 +344,26 @@ class JobSync:
         self.status["taskStatusCount"] = {t: {"phase": c} for t, c in sorted(per_task.items())}
         changed = update(self.status) if update is not None else False
         self._write_status(transition=changed)
+
+    def _report_podgroup_pending(self, pg: dict[str, Any] | None) -> None:
+        """What the scheduler said of the PodGroup, on the Job where users look: when its latest
+        True condition (by lastTransitionTime) is not Scheduled, a Warning `PodGroupPending`
+        "PodGroup <ns>:<job> <type>, reason: <message>". Upstream (recordPodGroupEvent) records
+        it at every sync and its event recorder folds the repeats into one Event's count; here
+        it is recorded once per distinct message of a PodGroup."""
+        conditions = [c for c in ((pg or {}).get("status") or {}).get("conditions") or [] if c.get("status") == "True"]
+        if pg is None or not conditions:
+            return
+        # Ties keep the first listed, as upstream's strictly-after comparison does.
+        latest = max(conditions, key=lambda c: c.get("lastTransitionTime") or "")
+        if latest.get("type") == "Scheduled":
+            return
+        message = f"PodGroup {self.meta['namespace']}:{self.meta['name']} {str(latest.get('type', '')).lower()}, reason: {latest.get('message', '')}"
+        uid = pg["metadata"].get("uid", "")
+        if self.ctl._pg_pending_reported.get(uid) == message:
+            return
+        self.ctl._pg_pending_reported[uid] = message
+        self.ctl.record_event(self.job, "PodGroupPending", message, "Warning")
 
     # --- pods, PodGroup, plugin objects ------------------------------------------------------------
     def _sync_pods(self) -> None:

@@ -404,6 +404,7 @@ class JobSync:
             updated = cast(dict[str, Any], self.ctl.custom.patch_namespaced_custom_object(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], {"spec": {"volumes": claims.volumes}}))
             self.ctl.jobs.put(updated)
             self.job["spec"]["volumes"] = claims.volumes
+            self.meta["resourceVersion"] = updated["metadata"].get("resourceVersion")
         if claims.error:
             self.ctl.record_event(self.job, volumes.PVC_ERROR, f"Failed to create PVC, err: {claims.error}", "Warning")
             # Claims are not watched: look again shortly.
@@ -507,10 +508,15 @@ class JobSync:
             self.status["conditions"] = list(self.status.get("conditions") or []) + [{"status": self.phase, "lastTransitionTime": stamp}]
         if self.status == before:
             return
-        patch = {"status": merge_patch(before, self.status)}
+        # The resourceVersion the status was computed from is a precondition, as UpdateStatus's is
+        # upstream: a status worked out from a stale copy of the Job (a controller just restarted
+        # whose cache predates its predecessor's last write) is refused with 409, and the next
+        # pass works it out again from the Job as it is, instead of writing an old phase back.
+        patch = {"metadata": {"resourceVersion": self.meta.get("resourceVersion")}, "status": merge_patch(before, self.status)}
         updated = cast(dict[str, Any], self.ctl.custom.patch_namespaced_custom_object_status(*BATCH, self.meta["namespace"], "jobs", self.meta["name"], patch))
         self.ctl.jobs.put(updated)
         self.job["status"] = updated.get("status")
+        self.meta["resourceVersion"] = updated["metadata"].get("resourceVersion")
 
 
 def merge_patch(old: Any, new: Any) -> Any:

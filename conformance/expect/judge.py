@@ -94,11 +94,13 @@ def never_since(rec: recorder.Recorder, predicate: models.Predicate, anchor_s: f
 
 
 def observed_time(rec: recorder.Recorder, time_of: Mapping[str, Any]) -> tuple[float | None, str]:
-    """The earliest RFC 3339 timestamp recorded at `time_of`'s field of its `object` (or of any of
-    its `objects`), on the recorder's time line; or None and what was seen instead."""
+    """The RFC 3339 timestamp at `time_of`'s field of its `object` (of all its `objects`: the
+    earliest of them), on the recorder's time line; or None and what was seen instead. Of each
+    object, the value it stated last (before it was deleted): a condition's lastTransitionTime is
+    rewritten when its status turns (a pod's PodScheduled, False while it waited, then True)."""
     path = time_of["field"]
     what = select.describe_ref(time_of["object"]) if "object" in time_of else select.describe_selection(time_of["objects"])
-    earliest: tuple[float, str] | None = None
+    stated: dict[str, Any] = {}
     seen = f"{what}: never observed"
     for view in rec.history():
         try:
@@ -113,26 +115,38 @@ def observed_time(rec: recorder.Recorder, time_of: Mapping[str, Any]) -> tuple[f
             if select.missing(value):
                 seen = f"{what}: no {path} in {obj['metadata']['name']}"
                 continue
-            epoch = clock.epoch_of(value)
-            if epoch is None:
-                return None, f"{what}: {path} of {obj['metadata']['name']} is {value!r}, not an RFC 3339 time"
-            at = rec.wall_to_t(epoch)
-            if earliest is None or at < earliest[0]:
-                earliest = (at, f"{path} {value} of {obj['metadata']['name']}")
+            stated[obj["metadata"]["name"]] = value
+    earliest: tuple[float, str] | None = None
+    for name, value in stated.items():
+        epoch = clock.epoch_of(value)
+        if epoch is None:
+            return None, f"{what}: {path} of {name} is {value!r}, not an RFC 3339 time"
+        at = rec.wall_to_t(epoch)
+        if earliest is None or at < earliest[0]:
+            earliest = (at, f"{path} {value} of {name}")
     return (earliest[0], earliest[1]) if earliest is not None else (None, seen)
 
 
 def between_observed_time(rec: recorder.Recorder, predicate: models.Predicate | None, time_of: Mapping[str, Any], earliest_s: float, latest_s: float, label: str) -> results.Check:
     """`between` anchored at a moment an object states (a condition's lastTransitionTime): the
-    implementation's own clock starts there, not at a step of the kit. The API writes whole
-    seconds, so the anchor is the start of its second and FROM is judged to within one second."""
+    implementation's own clock starts there, not at a step of the kit. A moment not stated yet
+    is waited for, up to TO. The API writes whole seconds, so the anchor is the start of its
+    second and FROM is judged to within one second."""
     assert predicate is not None
-    anchor_s, seen = observed_time(rec, time_of)
     of = select.describe_ref(time_of["object"]) if "object" in time_of else f"the first of {select.describe_selection(time_of['objects'])}"
     what = f"the time in {time_of['field']} of {of}"
-    if anchor_s is None:
-        expected = f"first held between {earliest_s:g}s and {latest_s:g}s after {what}: {predicates.expected_text(predicate)}"
-        return results.Check(label, False, expected, f"no such time to count from: {seen}", rec.now())
+    deadline = rec.now() + latest_s
+    with rec.cond:
+        anchor_s, seen = observed_time(rec, time_of)
+        while anchor_s is None:
+            remaining = deadline - rec.now()
+            if remaining <= 0:
+                expected = f"first held between {earliest_s:g}s and {latest_s:g}s after {what}: {predicates.expected_text(predicate)}"
+                return results.Check(label, False, expected, f"no such time to count from within {latest_s:g}s: {seen}", rec.now())
+            version = rec.version
+            rec.cond.wait(remaining)
+            if rec.version != version:
+                anchor_s, seen = observed_time(rec, time_of)
     return between(rec, predicate, anchor_s, what, earliest_s, latest_s, label)
 
 

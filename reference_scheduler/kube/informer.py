@@ -168,6 +168,11 @@ class Store:
                 self.items.pop(key, None)
                 self._remember_deletion(key, int(meta.get("resourceVersion", 0)))
             else:
+                current = self.items.get(key)
+                if current is not None and int(meta.get("resourceVersion", 0)) < int(current["metadata"].get("resourceVersion", 0)):
+                    # The watch is behind our own write (put): this event is older than the copy
+                    # we hold, and taking it would roll the object back to a state it has left.
+                    return
                 self.items[key] = obj
             self._mark(key)
         if kind == "DELETED" and self.on_delete is not None:

@@ -22,7 +22,7 @@ from typing import Any
 import kubernetes
 
 from reference_scheduler.controllers import events
-from reference_scheduler.controllers.job import defaults, owned, pods
+from reference_scheduler.controllers.job import defaults, owned, pods, policies
 from reference_scheduler.controllers.job.features import FULL, Features
 from reference_scheduler.controllers.job.groups import BATCH, BUS, SCHEDULING
 from reference_scheduler.controllers.job.sync import Evicted, JobSync
@@ -56,6 +56,7 @@ class JobController:
         self._synced: set[str] = set()
         self._pg_phase_seen: dict[str, str] = {}
         self._pg_pending_reported: dict[str, str] = {}
+        self._replay: dict[str, tuple[str, policies.Request | None]] = {}
         # Plugin objects ensured per job, by a hash of the job's spec.
         self._ensured: dict[str, str] = {}
         self._released: set[str] = set()
@@ -101,16 +102,24 @@ class JobController:
         evicted_by_job: dict[tuple[str, str], list[Evicted]] = {}
         for e in evicted:
             evicted_by_job.setdefault((e.namespace, e.job), []).append(e)
-        for raw in self.jobs.snapshot():
+        jobs = self.jobs.snapshot()
+        live = {raw["metadata"]["uid"] for raw in jobs}
+        for uid in [uid for uid in self._replay if uid not in live]:
+            del self._replay[uid]
+        for raw in jobs:
             meta = raw["metadata"]
             key = (meta["namespace"], meta["name"])
             if meta.get("deletionTimestamp"):
                 continue
+            sync = JobSync(self, defaults.with_defaults(raw), by_job.get(key, []), commands.get(key, []), evicted_by_job.get(key, []))
             try:
-                JobSync(self, defaults.with_defaults(raw), by_job.get(key, []), commands.get(key, []), evicted_by_job.get(key, [])).run()
+                sync.run()
             except kubernetes.client.ApiException as err:
                 # 403 while a namespace terminates and 404/409 after a concurrent change are
-                # ordinary; the next pass sees the new state.
+                # ordinary; the next pass sees the new state, and takes again an action this
+                # pass had consumed (a Command already deleted, an event already marked handled).
+                if sync.consumed is not None:
+                    self._replay[meta["uid"]] = sync.consumed
                 level = logging.DEBUG if err.status in (403, 404, 409) else logging.WARNING
                 log.log(level, "job %s/%s: HTTP %s %s", meta["namespace"], meta["name"], err.status, (err.body or err.reason or "")[:300])
                 self.wake_at(time.time() + 1.0)

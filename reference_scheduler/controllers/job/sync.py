@@ -78,6 +78,9 @@ class Controller(Protocol):
     _pg_phase_seen: dict[str, str]
     # Per PodGroup uid, the PodGroupPending message last recorded on its Job.
     _pg_pending_reported: dict[str, str]
+    # Per Job uid, an action a pass took (a Command, a policy's event) whose pass then failed:
+    # the next pass takes it again, as upstream requeues the request on an error.
+    _replay: dict[str, tuple[str, policies.Request | None]]
     _ensured: dict[str, str]
     _released: set[str]
 
@@ -99,6 +102,9 @@ class JobSync:
         self.evicted = evicted
         self.pg = ctl.podgroups.get(self.meta["namespace"], pods.podgroup_name(job))
         self.plugins = factory.build(job["spec"].get("plugins")) if ctl.features.job_plugins else []
+        # The action this pass took (not a plain sync), for the controller to take again should
+        # the pass fail after it was consumed.
+        self.consumed: tuple[str, policies.Request | None] | None = None
 
     @staticmethod
     def _initial_status(job: dict[str, Any]) -> dict[str, Any]:
@@ -128,6 +134,8 @@ class JobSync:
         if self.ctl.features.ttl and self._ttl_expired():
             return
         action, req = self._choose_action()
+        if action != policies.SYNC:
+            self.consumed = (action, req)
         self._prune_evictions()
         if action != policies.SYNC:
             self.ctl.record_event(self.job, "ExecuteAction", f"Start to execute action {action} ")
@@ -219,6 +227,9 @@ class JobSync:
         return restarts >= max_retry
 
     def _choose_action(self) -> tuple[str, policies.Request | None]:
+        replay = self.ctl._replay.pop(self.meta["uid"], None)
+        if replay is not None:
+            return replay
         if self.ctl.features.commands and self.commands:
             cmd = sorted(self.commands, key=lambda c: c["metadata"].get("creationTimestamp") or "")[0]
             # The Command is consumed first, as vc-controller-manager does; the action follows.

@@ -201,12 +201,44 @@ def test_between_counts_from_a_time_an_object_states(evicted_at: float, passed: 
 
 
 def test_between_fails_when_the_time_it_counts_from_is_never_stated() -> None:
+    """It is waited for up to TO (the clock passes 35 s while the judge waits), then the check fails."""
     rec = FakeRecorder()
     rec.feed(pod("a-0", "a", phase="Running", node="n0"), 1.0)
     rec.advance(5.0)
+    threading.Timer(0.05, lambda: rec.advance(40.0)).start()
     failed = models.Expectation(mode="between", window_s=30.0, describe="", predicate=pred("pods", select={"job": "a"}, count=1), since_time=SCHEDULED_AT, between_s=(0.0, 30.0))
     check = judge.expectation(rec, failed, 1.0)
-    assert not check.passed and "no such time to count from" in check.observed and "no status.conditions[type=PodScheduled].lastTransitionTime in a-0" in check.observed, check
+    assert not check.passed and "no such time to count from within 30s" in check.observed and "no status.conditions[type=PodScheduled].lastTransitionTime in a-0" in check.observed, check
+
+
+def test_between_waits_for_the_time_it_counts_from() -> None:
+    """The anchor is stated only after the check began (the pod scheduled later): counted from it."""
+    rec = FakeRecorder()
+    rec.wall_t0 = 1_800_000_000.0
+    rec.feed(pod("a-0", "a"), 1.0)
+    rec.advance(2.0)
+
+    def later() -> None:
+        rec.feed(scheduled("a-0", 1_800_000_005), 5.5)
+        rec.feed(scheduled("a-0", 1_800_000_005, phase="Failed"), 25.0, "MODIFIED")
+        rec.advance(60.0)
+
+    threading.Timer(0.05, later).start()
+    failed = models.Expectation(mode="between", window_s=30.0, describe="", predicate=pred("pods", select={"job": "a"}, phase="Failed", count=1), since_time=SCHEDULED_AT, between_s=(15.0, 30.0))
+    check = judge.expectation(rec, failed, 1.0)
+    assert check.passed and "first held 20.0s after" in check.observed, check
+
+
+def test_the_time_of_an_object_is_the_last_it_stated() -> None:
+    """PodScheduled is False (with its own time) while the pod waits, then True: the True time counts."""
+    rec = FakeRecorder()
+    rec.wall_t0 = 1_800_000_000.0
+    waiting = scheduled("a-0", 1_800_000_001, phase="Pending")
+    waiting["status"]["conditions"][0]["status"] = "False"
+    rec.feed(waiting, 1.5)
+    rec.feed(scheduled("a-0", 1_800_000_010), 10.5)
+    anchor, seen = judge.observed_time(rec, SCHEDULED_AT)
+    assert anchor == 10.0 and "of a-0" in seen
 
 
 def test_sequence_and_order_on_history() -> None:

@@ -129,6 +129,8 @@ class FakeController:
         self._handled: set[str] = set()
         self._synced: set[str] = {job["metadata"]["uid"]} if synced else set()
         self._pg_phase_seen: dict[str, str] = {}
+        self._pg_pending_reported: dict[str, str] = {}
+        self._replay: dict[str, tuple[str, Any]] = {}
         self._ensured: dict[str, str] = {}
         self._released: set[str] = set()
         self.events: list[str] = []

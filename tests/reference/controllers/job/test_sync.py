@@ -12,6 +12,7 @@ import dataclasses
 import time
 from typing import Any
 
+import kubernetes
 import pytest
 
 from reference_scheduler.controllers.job import pods, sync
@@ -218,6 +219,32 @@ def test_an_event_is_acted_on_once() -> None:
     assert ctl.events == ["ExecuteAction"]
     assert ctl.job_status("tj")["state"]["phase"] == "Completing"
     assert ctl.job_status("tj")["version"] == 0
+
+
+def test_an_action_whose_pass_failed_is_taken_again() -> None:
+    """The Command is consumed before its action runs; when the pass then fails (the status write
+    refused with 409: the Job changed since the copy it was computed from), the controller keeps
+    the action and the next pass takes it, as upstream requeues the request on an error."""
+    job = with_status(WORKERS, "Running")
+    running = (pod(WORKERS, "worker", 0, "Succeeded"), pod(WORKERS, "worker", 1, "Running"))
+    ctl = FakeController(job)
+    ctl.commands.put(command("AbortJob"))
+    write = ctl.custom.patch_namespaced_custom_object_status
+
+    def conflict(*args: Any, **kwargs: Any) -> Obj:
+        raise kubernetes.client.ApiException(status=409, reason="Conflict")
+
+    ctl.custom.patch_namespaced_custom_object_status = conflict  # type: ignore[method-assign]
+    failed = sync.JobSync(ctl, job, [copy.deepcopy(p) for p in running], [command("AbortJob")], [])
+    with pytest.raises(kubernetes.client.ApiException):
+        failed.run()
+    assert failed.consumed == ("AbortJob", None) and ("delete", "commands", "cmd") in ctl.writes.calls
+    # What Controller.reconcile_all does with it; the Command is gone, the next pass acts anyway.
+    ctl._replay[job["metadata"]["uid"]] = failed.consumed
+    ctl.custom.patch_namespaced_custom_object_status = write  # type: ignore[method-assign]
+    sync.JobSync(ctl, job, [copy.deepcopy(p) for p in running], [], []).run()
+    assert ctl.job_status("tj")["state"]["phase"] == "Aborting" and ctl.job_status("tj")["version"] == 1
+    assert ctl._replay == {}
 
 
 # --- status helpers ------------------------------------------------------------------------------

@@ -63,6 +63,19 @@ def shipped_scenarios() -> tuple[tuple[models.Scenario, ...], tuple[loader.Probl
     return tuple(scenarios), tuple(problems)
 
 
+def pick_problems(suites: set[str], picks: tuple[str, ...], left_out: tuple[str, ...]) -> list[str]:
+    """What is wrong with a fixed selection of the shipped scenarios of `suites`, given to `-k` as
+    "a or b or c" (substrings of the ids): a pick that names no scenario, a pick that also
+    selects another scenario, a pick that a word of `left_out` excludes."""
+    scenarios, _ = shipped_scenarios()
+    known = {sc.id for sc in scenarios if sc.suite in suites}
+    picked = {sc_id for sc_id in known if any(pick in sc_id for pick in picks)}
+    problems = [f"no scenario {pick}" for pick in picks if pick not in known]
+    problems += [f"a pick also selects {sc_id}" for sc_id in sorted(picked - set(picks))]
+    problems += [f"{pick} is left out ({word})" for pick in picks for word in left_out if word in pick]
+    return problems
+
+
 def verdicts(report: dict[str, Any]) -> dict[str, str]:
     return {s["id"]: s["status"] for s in report["scenarios"]}
 

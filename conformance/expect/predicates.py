@@ -10,8 +10,7 @@ from typing import Any, Callable, Mapping
 
 from conformance.cluster import resources
 from conformance.expect import clock, endpoints, select
-from conformance.expect.counts import count_ok as _count_ok
-from conformance.expect.counts import count_text
+from conformance.expect.counts import count_ok, count_text
 from conformance.observe import recorder, summaries
 from conformance.scenario import durations, models
 
@@ -44,7 +43,7 @@ def _pods(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
     by_phase = Counter(_phase(p) for p in everything)
     bound = sum(1 for p in everything if (p.get("spec") or {}).get("nodeName"))
     detail = ", ".join(f"{k} {v}" for k, v in sorted(by_phase.items())) or "none"
-    return Outcome(_count_ok(spec["count"], len(found)), f"{len(found)} matching; selected pods: {detail}; bound {bound}")
+    return Outcome(count_ok(spec["count"], len(found)), f"{len(found)} matching; selected pods: {detail}; bound {bound}")
 
 
 def _phase_pred(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
@@ -108,7 +107,7 @@ def _event(view: recorder.View, spec: Mapping[str, Any]) -> Outcome:
     count = spec.get("count", {"min": 1})
     messages = [e.get("message") for e in found][:3]
     seen = sum(occurrences(e) for e in found)
-    return Outcome(_count_ok(count, seen), f"{seen} matching occurrences in {len(found)} Event objects {messages}; reasons seen: {dict(reasons)}")
+    return Outcome(count_ok(count, seen), f"{seen} matching occurrences in {len(found)} Event objects {messages}; reasons seen: {dict(reasons)}")
 
 
 def occurrences(event: Mapping[str, Any]) -> int:

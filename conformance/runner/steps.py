@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import calendar
 import copy
 import dataclasses
 import json
@@ -16,7 +15,7 @@ import kubernetes
 
 from conformance import results
 from conformance.cluster import nodes, resources
-from conformance.expect import figures, judge, predicates, select
+from conformance.expect import clock, figures, judge, predicates, select
 from conformance.observe import recorder
 from conformance.scenario import durations, models
 
@@ -211,9 +210,7 @@ def _selected_pods(ctx: StepContext, spec: Mapping[str, Any]) -> list[Mapping[st
 def _started_at(pod: Mapping[str, Any]) -> float | None:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
     started = ((statuses[0].get("state") or {}).get("running") or {}).get("startedAt") if statuses else None
-    if not started:
-        return None
-    return float(calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ")))
+    return clock.epoch_of(started) if started else None
 
 
 def end_pods(ctx: StepContext, spec: Mapping[str, Any]) -> None:

@@ -134,10 +134,9 @@ class JobSync:
         if self.ctl.features.ttl and self._ttl_expired():
             return
         action, req = self._choose_action()
-        if action != policies.SYNC:
-            self.consumed = (action, req)
         self._prune_evictions()
         if action != policies.SYNC:
+            self.consumed = (action, req)
             self.ctl.record_event(self.job, "ExecuteAction", f"Start to execute action {action} ")
         states.execute(self, self.phase, action, req.task if req else "", req.pod if req else "")
 

@@ -75,6 +75,16 @@ class BackendConfig:
     # A node image a user already has (kind's published kindest/node:<version>, say) instead of
     # the one the kit builds offline; None: the kit's (conformance/cluster/kind_image.py).
     kind_image: str | None = option(None, "--vck-kind-image", "kind backend: a node image you have (present or pullable) instead of the kit's kindest/node, which it builds here when missing")
+    # The workloads' images by recipe name (`vck.workload/<name>` in a scenario): chosen once by
+    # the run (built here, or the user's --workload-images) and handed to every worker; kind
+    # loads those this machine's engine holds into its real workers. Not a flag.
+    images: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def real_node_capacity(self) -> int:
+        """How many nodes that run containers this backend lends to a scenario (`real_nodes`):
+        kind's real workers; none on the embedded cluster (kwok only) or on an existing one (its
+        nodes are the user's, never relabelled by the kit)."""
+        return self.kind_workers if self.name == "kind" else 0
 
     def validate(self) -> list[str]:
         problems = []
@@ -121,7 +131,7 @@ class BackendConfig:
 
         return registry.backend(
             self.name, kubeconfig=self.kubeconfig, context=self.context, owner=owner, progress=progress,
-            kind_workers=self.kind_workers, kind_image=self.kind_image, host_address=self.host_address,
+            kind_workers=self.kind_workers, kind_image=self.kind_image, host_address=self.host_address, kind_images=tuple(self.images.values()),
             kube_version=versions.kube_version(self.kube_version) if self.kube_version else None,
         )
 
@@ -160,6 +170,8 @@ class RunConfig:
     # `K/N`: only a stable 1/N of the selection (conformance/shards.py), balanced by the
     # durations above when there are some; `vck report merge` makes one report of the shards.
     shard: str | None = option(None, "--vck-shard", "K/N: run a stable 1/N of the selection")
+    # The user's workload images instead of the kit's (`mpi=IMAGE,ray=IMAGE`); None: built here.
+    workload_images: str | None = option(None, "--vck-workload-images", "the workloads suite's images by recipe instead of the kit's, built here: mpi=IMAGE,ray=IMAGE")
     # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
     _shard_durations: dict[str, float] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
@@ -208,7 +220,13 @@ class RunConfig:
             problems.append(f"--jobs {self.jobs}: an existing cluster is shared, and each scenario shapes its nodes: use --jobs 1 (auto is 1 there)")
         if self.timeout_s is not None and self.timeout_s <= 0:
             problems.append(f"--timeout {self.timeout_s:g}s: must be greater than 0")
+        from conformance.cluster import workload_images
         from conformance.impl import registry as impl_registry
+
+        try:
+            workload_images.parse_user_images(self.workload_images)
+        except ValueError as err:
+            problems.append(str(err))
 
         try:
             impl_registry.implementation(self.implementation)

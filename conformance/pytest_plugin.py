@@ -118,8 +118,14 @@ class ScenarioItem(pytest.Item):
         is the kit's setup and never part of the first scenario's duration. A scenario the
         implementation cannot take (not claimed) starts nothing; a failure to start is met again
         by the scenario, which reports it as an error."""
-        implementation = pytest_session.session_of(self.config).implementation()
-        if self.scenario.capabilities() - implementation.capabilities() or scenario_run.not_applicable(self.scenario, implementation):
+        session = pytest_session.session_of(self.config)
+        implementation = session.implementation()
+        backend = session.options.run.backend
+        if (
+            self.scenario.capabilities() - implementation.capabilities()
+            or scenario_run.not_applicable(self.scenario, implementation)
+            or scenario_run.backend_gap(self.scenario, backend.name, backend.real_node_capacity())
+        ):
             return
         try:
             self.setup_s = pytest_session.session_of(self.config).prepare(self.scenario.scheduler)

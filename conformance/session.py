@@ -76,7 +76,7 @@ class Session:
     def context(self) -> context.RunContext:
         if self._context is None:
             self._context = context.RunContext(
-                self.cluster(), self.implementation(), time_scale=self.options.run.time_scale
+                self.cluster(), self.implementation(), time_scale=self.options.run.time_scale, images=self.options.run.backend.images,
             )
         return self._context
 

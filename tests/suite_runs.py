@@ -82,10 +82,15 @@ def verdicts(report: dict[str, Any]) -> dict[str, str]:
 
 def elsewhere(report: dict[str, Any]) -> set[str]:
     """The kit's scenarios whose `volcano` range leaves out the release the run's implementation
-    is (the reference models the latest): not applicable there."""
+    is (the reference models the latest), and those that need nodes that run containers where the
+    run's backend lends none (only kind does): not applicable there."""
     release = report["run"]["versions"].get("release")
+    lends = report["run"]["backend"] == "kind"
     scenarios, _ = shipped_scenarios()
-    return {sc.id for sc in scenarios if release and sc.releases is not None and not sc.releases.contains(release)}
+    return {
+        sc.id for sc in scenarios
+        if (release and sc.releases is not None and not sc.releases.contains(release)) or (sc.real_nodes and not lends)
+    }
 
 
 def unexpected_verdicts(report: dict[str, Any]) -> dict[str, str]:

@@ -96,6 +96,8 @@ class RunCollector:
         self.preloaded = preloaded
         self.collected: Collected | None = None
         self.selected_count: int | None = None
+        # The scenario ids the collection selected (after -k), in pytest's order.
+        self.selected_ids: list[str] = []
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -110,6 +112,7 @@ class RunCollector:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.selected_count = len(session.items)
+        self.selected_ids = [item.scenario.id for item in session.items if hasattr(item, "scenario")]
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -26,6 +26,7 @@ from conformance.api import bridge, clusters
 from conformance.cluster import owners
 from conformance.impl import registry as impl_registry
 from conformance.report import attempts, score, writer
+from conformance.scenario import models
 from conformance.toolchain import install, versions
 
 
@@ -170,6 +171,9 @@ def run(config: run_config.RunConfig, progress: Callable[[str], None] = _stderr)
                 # and existing clusters): made ready here, where its progress is seen, rather
                 # than in a worker behind pytest's capture; inside the deadline like the rest.
                 setup_s.update(_timed("toolchain", lambda: install.install(progress=progress, kube=kube)))
+                on_real_nodes = _lend_real_nodes(config)
+                if on_real_nodes:
+                    setup_s.update(_timed("workload images", lambda: _workload_images(config, on_real_nodes, progress)))
                 code = pytest.main(pytest_args(config), plugins=[collector])
                 # The run is over: a deadline passing during the clean-up below changes nothing.
                 interrupts.RECORD.disarm()
@@ -201,6 +205,49 @@ def _kubernetes(config: run_config.RunConfig, implementation: object, progress: 
             config.backend.kube_version = versions.nearest_kube(built_for)
             progress(f"kubernetes: {config.backend.kube_version} (the implementation was built against {built_for})")
     return config.backend.kubernetes()
+
+
+def _on_real_nodes(config: run_config.RunConfig) -> list[models.Scenario]:
+    """The selected scenarios that ask for real nodes (`real_nodes`), after `-k` (judged by a
+    pytest collection, as the run will: only when some scenario asks, and the backend is kind)."""
+    if config.backend.name != "kind":
+        return []
+    wanted = [sc for sc in config.selected() if sc.real_nodes]
+    if not wanted or not config.keyword:
+        return wanted
+    collector = bridge.RunCollector(bridge.RunSpec.of(config, None), config.preloaded())
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        _collect(pytest_args(config, collect_only=True), collector)
+    chosen = set(collector.selected_ids)
+    return [sc for sc in wanted if sc.id in chosen]
+
+
+def _lend_real_nodes(config: run_config.RunConfig) -> list[models.Scenario]:
+    """Give a kind run the real workers its selected scenarios ask for (`real_nodes`), so that
+    `vck run --backend kind --suite workloads` needs no --kind-workers; those scenarios (none
+    where the backend lends no real node: there they are not applicable)."""
+    wanted = _on_real_nodes(config)
+    if wanted:
+        config.backend.kind_workers = max(config.backend.kind_workers, *(sc.real_nodes for sc in wanted))
+    return wanted
+
+
+def _workload_images(config: run_config.RunConfig, scenarios: list[models.Scenario], progress: Callable[[str], None]) -> None:
+    """The images the selected scenarios name (`vck.workload/<name>`): the user's, else built
+    here once (minutes the first time, then found by their recipe's tag). Written into the
+    configuration, so every worker's cluster loads and uses the same."""
+    from conformance.cluster import docker, workload_images
+
+    wanted: set[str] = set()
+    for sc in scenarios:
+        wanted |= workload_images.placeholders([list(sc.setup), [step.spec for step in sc.steps]])
+    chosen = workload_images.parse_user_images(config.workload_images)
+    missing = sorted(wanted - set(chosen))
+    engine = docker.ensure(progress) if missing else None
+    for name in missing:
+        assert engine is not None
+        chosen[name] = workload_images.build(engine, name, progress)
+    config.backend.images = {name: chosen[name] for name in sorted(wanted)}
 
 
 def _timed(name: str, work: Callable[[], object]) -> dict[str, float]:

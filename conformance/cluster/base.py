@@ -38,6 +38,9 @@ class ClusterHandle:
     # the kit's nodes where the cluster has real ones too (kind's control plane, an existing
     # cluster's nodes); empty where every node is the kit's.
     node_selector: tuple[str, ...] = ()
+    # Nodes that run containers and may be lent to a scenario that asks for them (`real_nodes`):
+    # kind's real workers; empty where the backend has none to lend (embedded, existing).
+    real_nodes: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,6 +16,7 @@ at the gateway address of kind's Docker network.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import shutil
@@ -63,6 +64,11 @@ def host_has_cgroup_v1() -> bool:
     """This machine's cgroup hierarchy is v1 (the nodes, being containers of its engine, share it)."""
     return not pathlib.Path("/sys/fs/cgroup/cgroup.controllers").exists()
 
+# The label kubeadm gives the control plane: never lent to a scenario.
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
+# The cluster's pod network (kind's default, said outright: the static network's NAT rule names it).
+POD_SUBNET = "10.244.0.0/16"
+
 
 def config_for(workers: int, node_image: str = NODE_IMAGE, static_cni: bool = False, cgroup_v1: bool = False) -> dict[str, Any]:
     """The kind config: the control plane, then `workers` real workers."""
@@ -72,7 +78,7 @@ def config_for(workers: int, node_image: str = NODE_IMAGE, static_cni: bool = Fa
         "nodes": [{"role": "control-plane", "image": node_image}, *({"role": "worker", "image": node_image} for _ in range(workers))],
     }
     if static_cni:
-        config["networking"] = {"disableDefaultCNI": True}
+        config["networking"] = {"disableDefaultCNI": True, "podSubnet": POD_SUBNET}
     if cgroup_v1:
         config["kubeadmConfigPatches"] = [ALLOW_CGROUP_V1]
     return config
@@ -80,15 +86,32 @@ def config_for(workers: int, node_image: str = NODE_IMAGE, static_cni: bool = Fa
 
 def cni_conflist(pod_cidr: str) -> dict[str, Any]:
     """A node's pod network without a CNI daemon: point-to-point links to its pods, addresses from
-    its pod CIDR (the one kube-controller-manager gave it)."""
+    its pod CIDR (the one kube-controller-manager gave it). No masquerading here: ptp's would hide
+    a pod behind its node's address from pods on other nodes too (Open MPI, which checks a peer's
+    address, drops such a connection); masquerade_rule leaves pod-to-pod traffic as it is."""
     return {
         "cniVersion": "0.4.0",
         "name": "vck-static",
         "plugins": [
-            {"type": "ptp", "ipMasq": True, "mtu": 1500, "ipam": {"type": "host-local", "ranges": [[{"subnet": pod_cidr}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+            {"type": "ptp", "ipMasq": False, "mtu": 1500, "ipam": {"type": "host-local", "ranges": [[{"subnet": pod_cidr}]], "routes": [{"dst": "0.0.0.0/0"}]}},
             {"type": "portmap", "capabilities": {"portMappings": True}},
         ],
     }
+
+
+def masquerade_rule(pod_cidr: str) -> list[str]:
+    """The node's NAT rule (nat table, POSTROUTING) for its pods' traffic leaving the pod network,
+    as kindnetd's ip-masq does: pod to pod, on any node, keeps its addresses, as Kubernetes'
+    network model asks."""
+    return ["-s", pod_cidr, "!", "-d", POD_SUBNET, "-j", "MASQUERADE"]
+
+
+def containerd_ref(image: str) -> str:
+    """An image's full name as containerd lists it (`busybox:1` is `docker.io/library/busybox:1`)."""
+    first, _, rest = image.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return image
+    return f"docker.io/{image}" if rest else f"docker.io/library/{image}"
 
 
 def worker_names(cluster: str, count: int) -> list[str]:
@@ -109,6 +132,7 @@ class KindBackend:
         tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
         engine: Callable[[Progress], docker.Engine] = docker.ensure,
         owner: owners.Owner | None = None,
+        images: Sequence[str] = (),
     ) -> None:
         self.state_root = state_root or cache.state_dir() / "kind"
         # The process a cluster this backend creates belongs to (recorded in its state folder, so
@@ -120,6 +144,8 @@ class KindBackend:
         # be pulled; None for a user's own image (`--kind-image`), which is never built here.
         self.node_kube = node_kube
         self.workers = workers
+        # Images of this engine the real workers get (`kind load`): the workloads' (built here).
+        self.images = tuple(images)
         self.tools = tools
         self._engine_factory = engine
         self._engine: docker.Engine | None = None
@@ -178,6 +204,7 @@ class KindBackend:
             self.kubeconfig(cluster).write_text(self._run(["get", "kubeconfig", "--name", cluster], timeout=60).stdout)
             handle = self._handle(cluster, engine, owned=False, reused=True)
             self._nodes(handle, groups)
+            self._load_images(handle)
             self.progress(f"kind cluster {cluster} exists; using it (the kit's nodes added where missing)")
             return handle
         image = kind_image.ensure(engine, self.node_image, self.progress, kube=self.node_kube)
@@ -201,6 +228,7 @@ class KindBackend:
             kube.wait_nodes_ready(api, self._real_nodes(api), READY_TIMEOUT_S)
             self._keep_system_pods_off_kwok_nodes(api)
             self._nodes(handle, groups)
+            self._load_images(handle)
         except BaseException:
             self.progress(f"kind cluster {cluster}: creation failed or was interrupted; cleaning up")
             self.down(cluster)
@@ -209,11 +237,40 @@ class KindBackend:
         return handle
 
     def _handle(self, cluster: str, engine: docker.Engine, owned: bool, reused: bool) -> base.ClusterHandle:
-        return base.ClusterHandle(
+        handle = base.ClusterHandle(
             name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}",
             owned=owned, reused=reused, state_dir=self.state_dir(cluster), host_address=engine.network_gateway(NETWORK) or "127.0.0.1",
             node_selector=(nodes.KIT_NODE_SELECTOR,),
         )
+        api = kube.client(handle.kubeconfig, handle.context)
+        return dataclasses.replace(handle, real_nodes=tuple(self._workers(api)))
+
+    def _workers(self, api: kubernetes.client.ApiClient) -> list[str]:
+        """The real nodes that are not the control plane: what a scenario's real_nodes are lent from."""
+        core = kubernetes.client.CoreV1Api(api)
+        return sorted(
+            kube.name_of(n) for n in core.list_node().items
+            if (kube.meta(n).annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) != "fake"
+            and CONTROL_PLANE_LABEL not in (kube.meta(n).labels or {})
+        )
+
+    def _load_images(self, handle: base.ClusterHandle) -> None:
+        """`kind load` this engine's workload images into the real workers (a pod's image is
+        then present: nothing is pulled)."""
+        if not self.images or not handle.real_nodes:
+            return
+        engine = self.engine()
+        for image in self.images:
+            if not engine.has_image(image):
+                continue  # a user's image the kubelet pulls
+            # kind's own "already present" test compares image ids, which differ once loaded.
+            missing = [n for n in handle.real_nodes if not engine.run(["exec", n, "ctr", "-n", "k8s.io", "images", "ls", "-q", f"name=={containerd_ref(image)}"], check=False).stdout.strip()]
+            if not missing:
+                continue
+            started = time.monotonic()
+            self.progress(f"kind cluster {handle.name}: loading {image} into {', '.join(missing)}")
+            self._run(["load", "docker-image", image, "--name", handle.name, "--nodes", ",".join(missing)], timeout=1800)
+            self.progress(f"kind cluster {handle.name}: {image} loaded in {time.monotonic() - started:.0f}s")
 
     def _real_nodes(self, api: kubernetes.client.ApiClient) -> list[str]:
         core = kubernetes.client.CoreV1Api(api)
@@ -234,6 +291,9 @@ class KindBackend:
         for name, (cidr, _) in cidrs.items():
             conflist = json.dumps(cni_conflist(cidr)).encode()
             engine.run(["exec", "-i", name, "sh", "-c", "mkdir -p /etc/cni/net.d && cat > /etc/cni/net.d/10-vck-static.conflist"], input_bytes=conflist, timeout=60)
+            rule = masquerade_rule(cidr)
+            if engine.run(["exec", name, "iptables", "-t", "nat", "-C", "POSTROUTING", *rule], timeout=60, check=False).returncode != 0:
+                engine.run(["exec", name, "iptables", "-t", "nat", "-A", "POSTROUTING", *rule], timeout=60)
             for other, (other_cidr, other_ip) in cidrs.items():
                 if other != name:
                     engine.run(["exec", name, "ip", "route", "replace", other_cidr, "via", other_ip], timeout=60)

@@ -22,9 +22,13 @@ class RunContext:
     cluster: base.ClusterHandle
     implementation: impl_base.Implementation
     time_scale: float = 1.0
+    # The workload images by recipe name (`vck.workload/<name>`), chosen by the run.
+    images: Mapping[str, str] = dataclasses.field(default_factory=dict)
     api: kubernetes.client.ApiClient = dataclasses.field(init=False)
     client: resources.Client = dataclasses.field(init=False)
     _node_key: Any = None
+    # The real nodes lent to the scenario now (labelled as the kit's nodes); None: not known.
+    _lent: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         self.api = kube.client(self.cluster.kubeconfig, self.cluster.context)
@@ -34,11 +38,28 @@ class RunContext:
         """The nodes may no longer be as shaped; the next prepare_nodes compares them afresh."""
         self._node_key = None
 
-    def prepare_nodes(self, groups: Sequence[nodes.NodeGroup], prof: profile.Profile | None = None) -> None:
+    def prepare_nodes(self, groups: Sequence[nodes.NodeGroup], prof: profile.Profile | None = None, real_nodes: int = 0) -> None:
         """Make the cluster's kwok nodes exactly the scenario's (its node groups, then its device
         profile's nodes): keep equal ones, replace the rest. Every backend has kwok nodes (the
-        embedded one through kwokctl, kind and existing through the kit's kwok controller); the
-        cluster's real nodes are never touched."""
+        embedded one through kwokctl, kind and existing through the kit's kwok controller). Then
+        lend the scenario `real_nodes` of the backend's real nodes, and no other scenario any."""
+        self._reshape_kwok_nodes(groups, prof)
+        self._lend_real_nodes(self.cluster.real_nodes[:real_nodes])
+
+    def _lend_real_nodes(self, lent: tuple[str, ...]) -> None:
+        """The scheduler under test sees only nodes with the kit's label (its node selector, see
+        ClusterHandle.node_selector): a real node is the scenario's while it carries the label,
+        and its containers run for real. Taken away again for a scenario on simulated nodes."""
+        if lent == self._lent or (self._lent is None and not self.cluster.real_nodes):
+            return
+        self._lent = None
+        key, value = nodes.KIT_NODE_LABEL
+        for name in self.cluster.real_nodes:
+            patch = {"metadata": {"labels": {key: value if name in lent else None}}}
+            self.client.core.patch_node(name, patch)
+        self._lent = lent
+
+    def _reshape_kwok_nodes(self, groups: Sequence[nodes.NodeGroup], prof: profile.Profile | None) -> None:
         desired = {m["metadata"]["name"]: m for m in profile_nodes.node_manifests(groups, prof)}
         key = tuple(sorted((n, repr(m)) for n, m in desired.items()))
         if key == self._node_key:

@@ -106,12 +106,22 @@ def not_applicable(sc: models.Scenario, implementation: impl_base.Implementation
     return f"applies to Volcano {sc.releases}; {implementation.name} is {release}"
 
 
+def backend_gap(sc: models.Scenario, backend: str, capacity: int) -> str:
+    """Why the scenario cannot run on this backend: it asks for more nodes that run containers
+    (`real_nodes`) than the backend lends ('' when it can run)."""
+    if sc.real_nodes <= capacity:
+        return ""
+    lends = f"lends {capacity}" if capacity else "lends none (its nodes are simulated)" if backend == "embedded" else "lends none"
+    hint = "; run it with --backend kind" if backend != "kind" else f"; run it with --kind-workers {sc.real_nodes}"
+    return f"needs {sc.real_nodes} nodes that run containers; the {backend} backend {lends}{hint}"
+
+
 def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = False, attempt: int = 1) -> results.ScenarioResult:
     """Run one scenario to its verdict. With `first_failure`, judging stops at the first check that
     fails (the verdict is FAILED either way; the checks after it are not judged): for proving that
     a broken build fails, where the rest of the windows would only be waited out. `attempt`: which
     run of a repeated scenario this is (`vck run --repeat`)."""
-    elsewhere = not_applicable(sc, ctx.implementation)
+    elsewhere = not_applicable(sc, ctx.implementation) or backend_gap(sc, ctx.cluster.backend, len(ctx.cluster.real_nodes))
     if elsewhere:
         return _result(sc, results.Status.NOT_APPLICABLE, elsewhere, attempt=attempt)
     missing = sorted(sc.capabilities() - ctx.implementation.capabilities())
@@ -120,7 +130,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
     clock = PhaseClock()
     try:
         with clock.phase("nodes"):
-            ctx.prepare_nodes(sc.nodes, sc.profile)
+            ctx.prepare_nodes(sc.nodes, sc.profile, sc.real_nodes)
         with clock.phase("implementation"):
             ctx.implementation.ensure(ctx.cluster, sc.scheduler)
         with clock.phase("devices"):
@@ -133,7 +143,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
     rec = recorder.Recorder(ctx.client, namespace, [resources.lookup(k) for k in observed_kinds(sc)])
     step_ctx = steps.StepContext(
         ctx.client, namespace, rec, ctx.time_scale, reconfigure=lambda conf: ctx.implementation.ensure(ctx.cluster, conf), add_node=ctx.add_node,
-        release=ctx.implementation.volcano_release(),
+        release=ctx.implementation.volcano_release(), images=ctx.images,
     )
     checks: list[results.Check] = []
     status, reason = results.Status.PASSED, ""

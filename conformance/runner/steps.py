@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 import kubernetes
 
 from conformance import results
-from conformance.cluster import nodes, resources
+from conformance.cluster import nodes, resources, workload_images
 from conformance.expect import clock, figures, judge, predicates, select
 from conformance.observe import recorder
 from conformance.scenario import durations, models
@@ -53,11 +53,13 @@ class StepContext:
     step_starts: list[float] = dataclasses.field(default_factory=list)
     # The implementation's Volcano release: an `expect` step of another release's is left out.
     release: str | None = None
+    # The workload images by recipe: what `image: vck.workload/<name>` in a manifest becomes.
+    images: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _namespaced(ctx: StepContext, manifest: Mapping[str, Any]) -> tuple[resources.Kind, dict[str, Any]]:
     kind = resources.of(manifest)
-    body = copy.deepcopy(dict(manifest))
+    body = workload_images.substitute(copy.deepcopy(dict(manifest)), ctx.images)
     if kind.namespaced:
         body.setdefault("metadata", {})["namespace"] = ctx.namespace
     return kind, body

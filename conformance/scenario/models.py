@@ -130,6 +130,9 @@ class Scenario:
     profile: device_profile.Profile | None = None
     # The Volcano releases the scenario applies to (`volcano: '>=1.14'`); None: every release.
     releases: releases_.ReleaseRange | None = None
+    # Nodes that run containers the scenario needs (`cluster: {real_nodes: 2}`): its pods run for
+    # real, on the backend's real workers and on no simulated node; 0: simulated nodes only.
+    real_nodes: int = 0
 
     def scheduler_confs(self) -> list[Mapping[str, Any]]:
         """Every scheduler conf the scenario runs with: its own, then those its `scheduler` steps switch to."""
@@ -270,7 +273,7 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
     cluster = doc.get("cluster") or {}
     prof = profiles.resolve(cluster["profile"]) if "profile" in cluster else None
     groups = tuple(node_group(g) for g in cluster.get("nodes") or [])
-    if "nodes" not in cluster and prof is None:
+    if "nodes" not in cluster and prof is None and "real_nodes" not in cluster:
         groups = nodes.parse(None)  # the default nodes; `nodes: []` is a cluster with none
     describes = [str(s.get("describe", "")) for s in doc.get("steps") or ()]
     steps = tuple(step_from(s, default_within, describes) for s in doc.get("steps") or ())
@@ -291,4 +294,5 @@ def from_document(doc: Mapping[str, Any], path: pathlib.Path) -> Scenario:
         default_within_s=default_within,
         profile=prof,
         releases=releases_.parse(doc["volcano"]) if "volcano" in doc else None,
+        real_nodes=int(cluster.get("real_nodes", 0)),
     )

@@ -383,6 +383,20 @@ def release_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return []
 
 
+def real_node_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """A scenario on real nodes has no simulated one: the scheduler would place its pods on kwok
+    nodes, where no container runs."""
+    cluster = doc.get("cluster")
+    if not isinstance(cluster, Mapping) or "real_nodes" not in cluster:
+        return []
+    out = []
+    if cluster.get("nodes"):
+        out.append(Finding(("cluster", "nodes"), f"expected no simulated nodes beside real_nodes, got {got(cluster.get('nodes'))}: leave nodes out"))
+    if "profile" in cluster:
+        out.append(Finding(("cluster", "profile"), "expected no device profile beside real_nodes: a profile's nodes are simulated"))
+    return out
+
+
 def patch_findings(doc: Mapping[str, Any]) -> list[Finding]:
     """A JSON Patch (an array) goes with `type: json`, and `type: json` with an array; a strategic
     merge patch only for core kinds, which are the only ones that know it."""
@@ -441,7 +455,7 @@ def boundary_findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings, patch_findings, count_findings, boundary_findings)
+CHECKS = (phase_findings, regex_findings, window_findings, kind_findings, quantity_findings, capability_findings, release_findings, real_node_findings, patch_findings, count_findings, boundary_findings)
 
 
 def findings(doc: Mapping[str, Any]) -> list[Finding]:

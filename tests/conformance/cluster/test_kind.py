@@ -16,7 +16,14 @@ from typing import Iterator
 import kubernetes
 import pytest
 
-from conformance.cluster import base, docker, kind, kind_workloads, kube
+from conformance.cluster import (
+    base,
+    docker,
+    kind,
+    kind_workloads,
+    kube,
+    workload_images,
+)
 from conformance.toolchain import versions
 from tests.suite_runs import REPO, explain, vck_run, verdicts
 
@@ -142,6 +149,26 @@ def test_a_killed_kind_run_leaves_a_cluster_that_list_shows_and_prune_deletes(tm
     pruned = subprocess.run([*cli, "prune"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert pruned.returncode == 0 and f"removed 1 cluster(s) whose owner is gone: {name}" in pruned.stdout, pruned.stdout + pruned.stderr
     assert name not in backend.clusters() and not backend.kit_clusters()
+
+
+# The workload the kind check runs for real: three processes on two real workers talking over TCP,
+# the smallest of the workloads suite (the mpi image, no framework start-up).
+WORKLOAD_SCENARIO = "workloads-tensorflow-peers-reach-each-other"
+
+
+def test_a_workload_runs_in_real_containers_on_kind_and_not_without_its_plugin(tmp_path: pathlib.Path, engine: docker.Engine) -> None:
+    """A workloads scenario on kind's real workers (the image built and loaded, the workers lent):
+    passed on the reference, failed with its job plugins off. Skipped where the image is not
+    built yet (about two minutes, plus two to load it: `vck run --backend kind --suite workloads`
+    builds it)."""
+    image = workload_images.RECIPES["mpi"].tag()
+    if not engine.has_image(image):
+        pytest.skip(f"the workload image {image} is not built here: `vck run --backend kind --suite workloads` builds it (about two minutes)")
+    proc, report = vck_run(tmp_path / "reference", "--backend", "kind", "-k", WORKLOAD_SCENARIO, "--jobs", "1")
+    assert verdicts(report) == {WORKLOAD_SCENARIO: "passed"}, explain(report) + proc.stderr[-2000:]
+    assert report["run"]["backend"] == "kind"
+    _, broken = vck_run(tmp_path / "broken", "--backend", "kind", "-k", WORKLOAD_SCENARIO, "--jobs", "1", "--impl", "reference:broken=job-plugins")
+    assert verdicts(broken) == {WORKLOAD_SCENARIO: "failed"}, explain(broken)
 
 
 # The suites the issue names for real Volcano installed in the cluster: scheduler core, preemption

@@ -32,11 +32,18 @@ def test_config_puts_the_control_plane_first_then_the_real_workers() -> None:
     assert config["apiVersion"] == "kind.x-k8s.io/v1alpha4" and config["kind"] == "Cluster"
     assert [(n["role"], n["image"]) for n in config["nodes"]] == [("control-plane", "img:1"), ("worker", "img:1"), ("worker", "img:1")]
     assert "networking" not in config
-    assert kind.config_for(0, "img:1", static_cni=True)["networking"] == {"disableDefaultCNI": True}
+    assert kind.config_for(0, "img:1", static_cni=True)["networking"] == {"disableDefaultCNI": True, "podSubnet": kind.POD_SUBNET}
     # On a cgroup v1 host the kubelet is told it may run there (v1.35 refuses by default).
     assert "kubeadmConfigPatches" not in config
     patches = kind.config_for(0, "img:1", cgroup_v1=True)["kubeadmConfigPatches"]
     assert [yaml.safe_load(p) for p in patches] == [{"kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1", "failCgroupV1": False}]
+
+
+def test_an_images_name_is_the_one_containerd_lists() -> None:
+    assert kind.containerd_ref("vck-workload-mpi:abc") == "docker.io/library/vck-workload-mpi:abc"
+    assert kind.containerd_ref("rayproject/ray:2.52.1") == "docker.io/rayproject/ray:2.52.1"
+    assert kind.containerd_ref("registry.example:5000/x/y:1") == "registry.example:5000/x/y:1"
+    assert kind.containerd_ref("localhost/x:1") == "localhost/x:1"
 
 
 def test_worker_names_follow_kind() -> None:
@@ -49,6 +56,9 @@ def test_the_static_pod_network_gives_addresses_from_the_node_cidr() -> None:
     ptp = conflist["plugins"][0]
     assert ptp["type"] == "ptp" and ptp["ipam"]["type"] == "host-local"
     assert ptp["ipam"]["ranges"] == [[{"subnet": "10.244.3.0/24"}]]
+    # Pod to pod keeps its addresses on every node; only traffic leaving the pod network is NATed.
+    assert ptp["ipMasq"] is False
+    assert kind.masquerade_rule("10.244.3.0/24") == ["-s", "10.244.3.0/24", "!", "-d", "10.244.0.0/16", "-j", "MASQUERADE"]
 
 
 def _status(tmp_path: pathlib.Path, bounding: int) -> pathlib.Path:

@@ -4,6 +4,8 @@ when they are the shape the cluster had before the failure."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import kubernetes
 import pytest
 
@@ -56,3 +58,33 @@ def test_a_node_added_mid_scenario_is_ready_and_gone_for_the_next_one(own_cluste
     # A scenario with `nodes: []` starts with no node at all.
     ctx.prepare_nodes(())
     assert kit_nodes(own_cluster.api) == {}
+
+
+def test_a_real_node_is_lent_to_the_scenario_that_asks_and_taken_back_after(own_cluster: OwnCluster) -> None:
+    """A node the kit did not make (kind's real worker; here a Node object no kwok manages) carries
+    the kit's label, which the scheduler under test selects, only while a scenario with
+    `real_nodes` runs; the simulated nodes are gone meanwhile, and come back after."""
+    core = kubernetes.client.CoreV1Api(own_cluster.api)
+    real = ["real-worker-a", "real-worker-b"]
+    for name in real:
+        core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"vck.example/real": "yes"}}})
+    key, value = nodes.KIT_NODE_LABEL
+
+    def lent() -> list[str]:
+        return sorted(n.metadata.name for n in core.list_node().items if n.metadata.name in real and (n.metadata.labels or {}).get(key) == value)
+
+    try:
+        ctx = context.RunContext(dataclasses.replace(own_cluster.handle, real_nodes=tuple(real)), reference.Reference())
+        ctx.prepare_nodes(SHAPE)
+        assert lent() == [] and set(kit_nodes(own_cluster.api)) == {"vck-node-0", "vck-node-1"}
+        ctx.prepare_nodes((), None, real_nodes=1)
+        assert lent() == ["real-worker-a"] and kit_nodes(own_cluster.api) == {}
+        ctx.prepare_nodes((), None, real_nodes=2)
+        assert lent() == real
+        ctx.prepare_nodes(SHAPE)
+        assert lent() == [] and set(kit_nodes(own_cluster.api)) == {"vck-node-0", "vck-node-1"}
+        # The node's own labels are kept, and the real nodes are never deleted as kit nodes are.
+        assert all(core.read_node(name).metadata.labels.get("vck.example/real") == "yes" for name in real)
+    finally:
+        for name in real:
+            core.delete_node(name)

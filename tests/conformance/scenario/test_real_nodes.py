@@ -1,0 +1,66 @@
+"""`cluster: {real_nodes: N}`: a scenario whose pods run in containers on nodes the backend lends.
+It has no simulated node, and a backend that lends fewer is told apart from one that fails."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from conformance.runner import scenario_run
+from conformance.scenario import loader
+
+HEAD = """id: real-case
+suite: real
+title: t
+level: MUST
+cites: [{source: pkg/x.go}]
+steps:
+  - apply: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+expect:
+  - {describe: there, object: {object: {kind: ConfigMap, name: c}, fields: {metadata.name: c}}, within: 5s}
+"""
+
+
+def load(cluster: str) -> loader.models.Scenario:
+    return loader.load_stream(io.StringIO(HEAD + cluster), "case.yaml")
+
+
+def errors(cluster: str) -> list[str]:
+    with pytest.raises(loader.ScenarioError) as err:
+        load(cluster)
+    return [str(p) for p in err.value.problems if p.is_error]
+
+
+def test_real_nodes_mean_no_simulated_node() -> None:
+    sc = load("cluster: {real_nodes: 2}\n")
+    assert sc.real_nodes == 2 and sc.nodes == () and sc.profile is None
+    # Without real_nodes nothing changes: no cluster is the four default nodes.
+    plain = load("")
+    assert plain.real_nodes == 0 and len(plain.nodes) == 1 and plain.nodes[0].count == 4
+
+
+def test_simulated_nodes_beside_real_ones_are_refused_with_their_line() -> None:
+    found = errors("cluster:\n  real_nodes: 1\n  nodes: [{count: 1}]\n")
+    assert len(found) == 1 and "case.yaml:12: cluster.nodes:" in found[0] and "expected no simulated nodes beside real_nodes" in found[0], found
+    found = errors("cluster:\n  real_nodes: 1\n  profile: fragmented\n")
+    assert len(found) == 1 and "expected no device profile beside real_nodes" in found[0], found
+    assert any("minimum" in p or "at least" in p or ">= 1" in p or "less than" in p for p in errors("cluster: {real_nodes: 0}\n")), errors("cluster: {real_nodes: 0}\n")
+
+
+@pytest.mark.parametrize(
+    ("backend", "capacity", "said"),
+    [
+        ("embedded", 0, "needs 2 nodes that run containers; the embedded backend lends none (its nodes are simulated); run it with --backend kind"),
+        ("existing", 0, "needs 2 nodes that run containers; the existing backend lends none; run it with --backend kind"),
+        ("kind", 1, "needs 2 nodes that run containers; the kind backend lends 1; run it with --kind-workers 2"),
+        ("kind", 2, ""),
+        ("kind", 3, ""),
+    ],
+)
+def test_a_backend_lending_too_few_makes_the_scenario_not_applicable(backend: str, capacity: int, said: str) -> None:
+    assert scenario_run.backend_gap(load("cluster: {real_nodes: 2}\n"), backend, capacity) == said
+
+
+def test_a_scenario_on_simulated_nodes_runs_on_every_backend() -> None:
+    assert scenario_run.backend_gap(load(""), "embedded", 0) == ""

@@ -124,7 +124,7 @@ class ScenarioItem(pytest.Item):
         if (
             self.scenario.capabilities() - implementation.capabilities()
             or scenario_run.not_applicable(self.scenario, implementation)
-            or scenario_run.backend_gap(self.scenario, backend.name, backend.real_node_capacity())
+            or scenario_run.backend_gap(self.scenario, backend.name, backend.real_node_capacity(), backend.images)
         ):
             return
         try:

@@ -240,7 +240,7 @@ class KindBackend:
         handle = base.ClusterHandle(
             name=cluster, backend=self.name, kubeconfig=self.kubeconfig(cluster), context=f"kind-{cluster}",
             owned=owned, reused=reused, state_dir=self.state_dir(cluster), host_address=engine.network_gateway(NETWORK) or "127.0.0.1",
-            node_selector=(nodes.KIT_NODE_SELECTOR,),
+            node_selector=(nodes.KIT_NODE_SELECTOR, nodes.LENT_NODE_SELECTOR),
         )
         api = kube.client(handle.kubeconfig, handle.context)
         return dataclasses.replace(handle, real_nodes=tuple(self._workers(api)))

@@ -23,6 +23,12 @@ KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 # The label every kit node carries, and the scheduler's `--node-selector` item that selects them.
 KIT_NODE_LABEL = ("type", "kwok")
 KIT_NODE_SELECTOR = f"{KIT_NODE_LABEL[0]}:{KIT_NODE_LABEL[1]}"
+# A real node lent to a scenario that runs real containers (`real_nodes`) for that scenario's time:
+# the scheduler under test selects it beside the kwok nodes (a node selector's labels are ORed, as
+# vc-scheduler's are). Not the kwok label: kind's own DaemonSets (kube-proxy) and Volcano's pods
+# are kept off `type=kwok` nodes, and a DaemonSet's pod leaves a node that stops matching.
+LENT_NODE_LABEL = ("conformance.vck.io/lent", "true")
+LENT_NODE_SELECTOR = f"{LENT_NODE_LABEL[0]}:{LENT_NODE_LABEL[1]}"
 # The node quantities the kit accepts (a plain subset of Kubernetes' form); the scenario schema's
 # `quantity` has the same pattern.
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$"

@@ -30,7 +30,10 @@ from conformance.cluster import base, docker, kind_image
 
 Progress = Callable[[str], None]
 PLACEHOLDER = "vck.workload/"
+# The wheels Debian 12 (glibc 2.36, x86-64) runs; pure-Python ones fit any.
+WHEEL_PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64", "linux_x86_64")
 PYTHON = "python3=3.11.2-1+b1"
+PROCPS = "procps=2:4.0.2-3"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,14 +64,14 @@ RECIPES: dict[str, Recipe] = {
         "mpi",
         debian=(
             PYTHON, "openmpi-bin=4.1.4-3+b1", "python3-mpi4py=3.1.4-2+b2", "python3-torch=1.13.1+dfsg-4",
-            "openssh-server=1:9.2p1-2+deb12u10", "openssh-client=1:9.2p1-2+deb12u10", "procps", "iproute2",
+            "openssh-server=1:9.2p1-2+deb12u10", "openssh-client=1:9.2p1-2+deb12u10", PROCPS, "iproute2=6.1.0-3",
         ),
         # sshd needs its privilege-separation folder; Open MPI refuses root unless told twice.
         extra="RUN mkdir -p /run/sshd && ssh-keygen -A\nENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=ssh",
     ),
     "ray": Recipe(
         "ray",
-        debian=(PYTHON, "ca-certificates", "procps"),
+        debian=(PYTHON, "ca-certificates=20250419~deb12u2", PROCPS),
         pypi=(
             "ray==2.52.1", "grpcio==1.85.3", "msgpack==1.2.4", "click==8.5.1", "protobuf==7.36.2", "filelock==4.3.1", "jsonschema==4.26.0",
             "attrs==26.1.0", "jsonschema-specifications==2025.9.1", "referencing==0.37.0", "rpds-py==2026.9.1",
@@ -148,7 +151,9 @@ def build(engine: docker.Engine, name: str, progress: Progress) -> str:
         if recipe.pypi:
             installed = subprocess.run(
                 [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--only-binary", ":all:",
-                 "--target", str(context / "site"), *recipe.pypi],
+                 # The image's Python (Debian 12's 3.11), whatever runs the kit.
+                 "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
+                 *(f"--platform={tag}" for tag in WHEEL_PLATFORMS), "--target", str(context / "site"), *recipe.pypi],
                 capture_output=True, text=True,
             )
             if installed.returncode != 0:

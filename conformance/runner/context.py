@@ -37,6 +37,7 @@ class RunContext:
     def forget_nodes(self) -> None:
         """The nodes may no longer be as shaped; the next prepare_nodes compares them afresh."""
         self._node_key = None
+        self._lent = None
 
     def prepare_nodes(self, groups: Sequence[nodes.NodeGroup], prof: profile.Profile | None = None, real_nodes: int = 0) -> None:
         """Make the cluster's kwok nodes exactly the scenario's (its node groups, then its device
@@ -47,13 +48,13 @@ class RunContext:
         self._lend_real_nodes(self.cluster.real_nodes[:real_nodes])
 
     def _lend_real_nodes(self, lent: tuple[str, ...]) -> None:
-        """The scheduler under test sees only nodes with the kit's label (its node selector, see
-        ClusterHandle.node_selector): a real node is the scenario's while it carries the label,
-        and its containers run for real. Taken away again for a scenario on simulated nodes."""
+        """The scheduler under test sees only the kit's nodes and the lent ones (its node selector,
+        see ClusterHandle.node_selector): a real node is the scenario's while it carries the lent
+        label, and its containers run for real. Taken away again for a scenario on simulated nodes."""
         if lent == self._lent or (self._lent is None and not self.cluster.real_nodes):
             return
         self._lent = None
-        key, value = nodes.KIT_NODE_LABEL
+        key, value = nodes.LENT_NODE_LABEL
         for name in self.cluster.real_nodes:
             patch = {"metadata": {"labels": {key: value if name in lent else None}}}
             self.client.core.patch_node(name, patch)

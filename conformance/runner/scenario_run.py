@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Mapping
 import kubernetes
 
 from conformance import results
-from conformance.cluster import resources
+from conformance.cluster import resources, workload_images
 from conformance.expect import judge
 from conformance.impl import base as impl_base
 from conformance.observe import recorder
@@ -106,14 +106,18 @@ def not_applicable(sc: models.Scenario, implementation: impl_base.Implementation
     return f"applies to Volcano {sc.releases}; {implementation.name} is {release}"
 
 
-def backend_gap(sc: models.Scenario, backend: str, capacity: int) -> str:
+def backend_gap(sc: models.Scenario, backend: str, capacity: int, images: Mapping[str, str] | None = None) -> str:
     """Why the scenario cannot run on this backend: it asks for more nodes that run containers
-    (`real_nodes`) than the backend lends ('' when it can run)."""
-    if sc.real_nodes <= capacity:
-        return ""
-    lends = f"lends {capacity}" if capacity else "lends none (its nodes are simulated)" if backend == "embedded" else "lends none"
-    hint = "; run it with --backend kind" if backend != "kind" else f"; run it with --kind-workers {sc.real_nodes}"
-    return f"needs {sc.real_nodes} nodes that run containers; the {backend} backend {lends}{hint}"
+    (`real_nodes`) than the backend lends, or for workload images the run did not prepare (only
+    `vck run` builds them) ('' when it can run)."""
+    if sc.real_nodes > capacity:
+        lends = f"lends {capacity}" if capacity else "lends none (its nodes are simulated)" if backend == "embedded" else "lends none"
+        hint = "; run it with --backend kind" if backend != "kind" else f"; run it with --kind-workers {sc.real_nodes}"
+        return f"needs {sc.real_nodes} nodes that run containers; the {backend} backend {lends}{hint}"
+    missing = sorted(workload_images.placeholders([list(sc.setup), [step.spec for step in sc.steps]]) - set(images or {})) if sc.real_nodes else []
+    if missing:
+        return f"needs the workload images {', '.join(missing)}, which `vck run` builds (or takes from --workload-images); this run has none"
+    return ""
 
 
 def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = False, attempt: int = 1) -> results.ScenarioResult:
@@ -121,7 +125,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
     fails (the verdict is FAILED either way; the checks after it are not judged): for proving that
     a broken build fails, where the rest of the windows would only be waited out. `attempt`: which
     run of a repeated scenario this is (`vck run --repeat`)."""
-    elsewhere = not_applicable(sc, ctx.implementation) or backend_gap(sc, ctx.cluster.backend, len(ctx.cluster.real_nodes))
+    elsewhere = not_applicable(sc, ctx.implementation) or backend_gap(sc, ctx.cluster.backend, len(ctx.cluster.real_nodes), ctx.images)
     if elsewhere:
         return _result(sc, results.Status.NOT_APPLICABLE, elsewhere, attempt=attempt)
     missing = sorted(sc.capabilities() - ctx.implementation.capabilities())

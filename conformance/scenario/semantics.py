@@ -394,6 +394,9 @@ def real_node_findings(doc: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(("cluster", "nodes"), f"expected no simulated nodes beside real_nodes, got {got(cluster.get('nodes'))}: leave nodes out"))
     if "profile" in cluster:
         out.append(Finding(("cluster", "profile"), "expected no device profile beside real_nodes: a profile's nodes are simulated"))
+    for i, step in _items(doc, "steps"):
+        if "node" in step:
+            out.append(Finding(("steps", i, "node"), "expected no node step beside real_nodes: a node it adds is simulated, and a real node is not the scenario's to change"))
     return out
 
 

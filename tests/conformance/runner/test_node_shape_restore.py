@@ -62,13 +62,14 @@ def test_a_node_added_mid_scenario_is_ready_and_gone_for_the_next_one(own_cluste
 
 def test_a_real_node_is_lent_to_the_scenario_that_asks_and_taken_back_after(own_cluster: OwnCluster) -> None:
     """A node the kit did not make (kind's real worker; here a Node object no kwok manages) carries
-    the kit's label, which the scheduler under test selects, only while a scenario with
-    `real_nodes` runs; the simulated nodes are gone meanwhile, and come back after."""
+    the lent label, which the scheduler under test selects, only while a scenario with
+    `real_nodes` runs; the simulated nodes are gone meanwhile, and come back after. It never
+    carries the kwok label, which kind's DaemonSets (kube-proxy) are kept away from."""
     core = kubernetes.client.CoreV1Api(own_cluster.api)
     real = ["real-worker-a", "real-worker-b"]
     for name in real:
         core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"vck.example/real": "yes"}}})
-    key, value = nodes.KIT_NODE_LABEL
+    key, value = nodes.LENT_NODE_LABEL
 
     def lent() -> list[str]:
         return sorted(n.metadata.name for n in core.list_node().items if n.metadata.name in real and (n.metadata.labels or {}).get(key) == value)
@@ -85,6 +86,7 @@ def test_a_real_node_is_lent_to_the_scenario_that_asks_and_taken_back_after(own_
         assert lent() == [] and set(kit_nodes(own_cluster.api)) == {"vck-node-0", "vck-node-1"}
         # The node's own labels are kept, and the real nodes are never deleted as kit nodes are.
         assert all(core.read_node(name).metadata.labels.get("vck.example/real") == "yes" for name in real)
+        assert not any(nodes.KIT_NODE_LABEL[0] in (core.read_node(name).metadata.labels or {}) for name in real)
     finally:
         for name in real:
             core.delete_node(name)

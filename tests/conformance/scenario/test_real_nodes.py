@@ -64,3 +64,30 @@ def test_a_backend_lending_too_few_makes_the_scenario_not_applicable(backend: st
 
 def test_a_scenario_on_simulated_nodes_runs_on_every_backend() -> None:
     assert scenario_run.backend_gap(load(""), "embedded", 0) == ""
+
+
+WORKLOAD = """id: real-case
+suite: real
+title: t
+level: MUST
+cites: [{source: pkg/x.go}]
+cluster: {real_nodes: 1}
+steps:
+  - apply: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: vck.workload/mpi}]}}
+expect:
+  - {describe: there, object: {object: {kind: Pod, name: p}, fields: {metadata.name: p}}, within: 5s}
+"""
+
+
+def test_a_run_without_the_workload_images_makes_the_scenario_not_applicable() -> None:
+    """A plain pytest run has no images built: not applicable, never a failed image pull."""
+    sc = loader.load_stream(io.StringIO(WORKLOAD), "case.yaml")
+    assert "needs the workload images mpi, which `vck run` builds" in scenario_run.backend_gap(sc, "kind", 2, {})
+    assert scenario_run.backend_gap(sc, "kind", 2, {"mpi": "vck-workload-mpi:abc"}) == ""
+
+
+def test_a_node_step_beside_real_nodes_is_refused() -> None:
+    text = WORKLOAD.replace("steps:\n", "steps:\n  - node: {add: {name: extra}}\n")
+    with pytest.raises(loader.ScenarioError) as err:
+        loader.load_stream(io.StringIO(text), "case.yaml")
+    assert any("expected no node step beside real_nodes" in str(p) for p in err.value.problems), [str(p) for p in err.value.problems]

@@ -346,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", dest="timeout_s", type=_duration, default=None, help="a deadline for the whole run (30m, 3600s): a run that reaches it stops, is reported as interrupted and exits 124")
     run.add_argument("--collect-only", action="store_true", help="list the scenarios the run would run (with --suite, -k and paths applied), and run nothing")
     run.add_argument("--durations", type=pathlib.Path, default=None, help="an earlier run's report.json: the scenarios it shows as long start first (default: the last whole run's under --reports, else reports/reference's)")
-    run.add_argument("--workload-images", dest="workload_images", default=None, help="the workloads suite's images instead of the ones the kit builds here: mpi=IMAGE,ray=IMAGE (present in the engine or pullable)")
+    run.add_argument("--workload-images", dest="workload_images", default=None, help="the workloads suite's images instead of the ones the kit builds here: mpi=IMAGE,torch=IMAGE,ray=IMAGE (present in the engine or pullable)")
     run.add_argument("--repeat", type=int, default=1, help="run every selected scenario N times, interleaved and spread over the workers; a scenario whose attempts end differently is FLAKY and the run is not certified (docs/flakes.md)")
     run.add_argument("--stress", type=int, default=0, help="keep N busy CPU processes running beside the run, for all of it: hunt flakes that need a busy machine (docs/flakes.md)")
     run.add_argument("--shard", default=None, help="K/N: run only a stable 1/N of the selection (balanced by --durations when given), for CI jobs side by side; `vck report merge` makes one run of the shards")

@@ -79,6 +79,9 @@ class BackendConfig:
     # the run (built here, or the user's --workload-images) and handed to every worker; kind
     # loads those this machine's engine holds into its real workers. Not a flag.
     images: dict[str, str] = dataclasses.field(default_factory=dict)
+    # kind: the fake device plugin on the real workers (a selected scenario's real pods ask for
+    # GPUs). Set by the run, not a flag.
+    device_plugin: bool = False
 
     def real_node_capacity(self) -> int:
         """How many nodes that run containers this backend lends to a scenario (`real_nodes`):
@@ -131,7 +134,7 @@ class BackendConfig:
 
         return registry.backend(
             self.name, kubeconfig=self.kubeconfig, context=self.context, owner=owner, progress=progress,
-            kind_workers=self.kind_workers, kind_image=self.kind_image, host_address=self.host_address, kind_images=tuple(self.images.values()),
+            kind_workers=self.kind_workers, kind_image=self.kind_image, host_address=self.host_address, kind_images=tuple(self.images.values()), kind_device_plugin=self.device_plugin,
             kube_version=versions.kube_version(self.kube_version) if self.kube_version else None,
         )
 
@@ -170,8 +173,8 @@ class RunConfig:
     # `K/N`: only a stable 1/N of the selection (conformance/shards.py), balanced by the
     # durations above when there are some; `vck report merge` makes one report of the shards.
     shard: str | None = option(None, "--vck-shard", "K/N: run a stable 1/N of the selection")
-    # The user's workload images instead of the kit's (`mpi=IMAGE,ray=IMAGE`); None: built here.
-    workload_images: str | None = option(None, "--vck-workload-images", "the workloads suite's images by recipe instead of the kit's, built here: mpi=IMAGE,ray=IMAGE")
+    # The user's workload images instead of the kit's (`mpi=IMAGE,torch=IMAGE,ray=IMAGE`); None: built here.
+    workload_images: str | None = option(None, "--vck-workload-images", "the workloads suite's images by recipe instead of the kit's, built here: mpi=IMAGE,torch=IMAGE,ray=IMAGE")
     # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
     _shard_durations: dict[str, float] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)

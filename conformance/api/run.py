@@ -171,7 +171,7 @@ def run(config: run_config.RunConfig, progress: Callable[[str], None] = _stderr)
                 # and existing clusters): made ready here, where its progress is seen, rather
                 # than in a worker behind pytest's capture; inside the deadline like the rest.
                 setup_s.update(_timed("toolchain", lambda: install.install(progress=progress, kube=kube)))
-                on_real_nodes = _raise_kind_workers(config)
+                on_real_nodes = raise_kind_workers(config)
                 if on_real_nodes:
                     setup_s.update(_timed("workload images", lambda: _workload_images(config, on_real_nodes, progress)))
                 code = pytest.main(pytest_args(config), plugins=[collector])
@@ -222,7 +222,7 @@ def _on_real_nodes(config: run_config.RunConfig) -> list[models.Scenario]:
     return [sc for sc in wanted if sc.id in chosen]
 
 
-def _raise_kind_workers(config: run_config.RunConfig) -> list[models.Scenario]:
+def raise_kind_workers(config: run_config.RunConfig) -> list[models.Scenario]:
     """Give a kind run the real workers its selected scenarios ask for (`real_nodes`), so that
     `vck run --backend kind --suite workloads` needs no --kind-workers; those scenarios (none
     where the backend lends no real node: there they are not applicable)."""
@@ -248,6 +248,8 @@ def _workload_images(config: run_config.RunConfig, scenarios: list[models.Scenar
         assert engine is not None
         chosen[name] = workload_images.build(engine, name, progress)
     config.backend.images = {name: chosen[name] for name in sorted(wanted)}
+    # Real pods that ask for GPUs get them from the fake device plugin on the workers.
+    config.backend.device_plugin = any(workload_images.requests_resource([list(sc.setup), [step.spec for step in sc.steps]], "nvidia.com/gpu") for sc in scenarios)
 
 
 def _timed(name: str, work: Callable[[], object]) -> dict[str, float]:

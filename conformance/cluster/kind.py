@@ -33,6 +33,7 @@ from conformance.cluster import (
     docker,
     embedded,
     kind_image,
+    kind_workloads,
     kube,
     kwok_controller,
     nodes,
@@ -133,6 +134,7 @@ class KindBackend:
         engine: Callable[[Progress], docker.Engine] = docker.ensure,
         owner: owners.Owner | None = None,
         images: Sequence[str] = (),
+        device_plugin: bool = False,
     ) -> None:
         self.state_root = state_root or cache.state_dir() / "kind"
         # The process a cluster this backend creates belongs to (recorded in its state folder, so
@@ -146,6 +148,8 @@ class KindBackend:
         self.workers = workers
         # Images of this engine the real workers get (`kind load`): the workloads' (built here).
         self.images = tuple(images)
+        # The fake device plugin's DaemonSet on the real workers (GPUs a real container is given).
+        self.device_plugin = device_plugin
         self.tools = tools
         self._engine_factory = engine
         self._engine: docker.Engine | None = None
@@ -205,6 +209,7 @@ class KindBackend:
             handle = self._handle(cluster, engine, owned=False, reused=True)
             self._nodes(handle, groups)
             self._load_images(handle)
+            self._devices(handle)
             self.progress(f"kind cluster {cluster} exists; using it (the kit's nodes added where missing)")
             return handle
         image = kind_image.ensure(engine, self.node_image, self.progress, kube=self.node_kube)
@@ -229,6 +234,7 @@ class KindBackend:
             self._keep_system_pods_off_kwok_nodes(api)
             self._nodes(handle, groups)
             self._load_images(handle)
+            self._devices(handle)
         except BaseException:
             self.progress(f"kind cluster {cluster}: creation failed or was interrupted; cleaning up")
             self.down(cluster)
@@ -253,6 +259,11 @@ class KindBackend:
             if (kube.meta(n).annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) != "fake"
             and CONTROL_PLANE_LABEL not in (kube.meta(n).labels or {})
         )
+
+    def _devices(self, handle: base.ClusterHandle) -> None:
+        """The fake device plugin on every real worker, which then advertises its GPUs."""
+        if self.device_plugin and handle.real_nodes:
+            kind_workloads.deploy_device_plugin(handle, self.kind_binary(), self.engine(), list(handle.real_nodes), self.progress)
 
     def _load_images(self, handle: base.ClusterHandle) -> None:
         """`kind load` this engine's workload images into the real workers (a pod's image is

@@ -8,12 +8,13 @@ workers first. The recipes pin every package: Debian's at the versions of Debian
 and PyPI's with all their dependencies, so an image is made of the same files wherever it is
 built. Its tag is the digest of its recipe, so it is rebuilt only when the recipe changes.
 
-- `mpi`: Open MPI, mpi4py, OpenSSH (the ssh plugin's keys, sshd on the workers), Python; also
-  PyTorch (CPU, Debian's python3-torch) and the TensorFlow-style and exit-code workloads, which
-  need only Python: one image for all of them, loaded once.
+- `mpi`: Open MPI, mpi4py, OpenSSH (the ssh plugin's keys, sshd on the workers) and Python: also
+  what the TensorFlow-style and exit-code workloads run (they need only Python);
+- `torch`: PyTorch (CPU, Debian's python3-torch, gloo), apart because it is most of a gigabyte:
+  a run that does not train does not load it;
 - `ray`: Python with Ray from PyPI (`ray[client]`: the plugin's head command starts the client
-  server), apart from the first: pip's numpy would shadow Debian's, which
-  Debian's torch is built against.
+  server), apart from torch: pip's numpy would shadow Debian's, which Debian's torch is built
+  against.
 """
 
 from __future__ import annotations
@@ -63,12 +64,13 @@ RECIPES: dict[str, Recipe] = {
     "mpi": Recipe(
         "mpi",
         debian=(
-            PYTHON, "openmpi-bin=4.1.4-3+b1", "python3-mpi4py=3.1.4-2+b2", "python3-torch=1.13.1+dfsg-4",
+            PYTHON, "openmpi-bin=4.1.4-3+b1", "python3-mpi4py=3.1.4-2+b2",
             "openssh-server=1:9.2p1-2+deb12u10", "openssh-client=1:9.2p1-2+deb12u10", PROCPS, "iproute2=6.1.0-3",
         ),
         # sshd needs its privilege-separation folder; Open MPI refuses root unless told twice.
         extra="RUN mkdir -p /run/sshd && ssh-keygen -A\nENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=ssh",
     ),
+    "torch": Recipe("torch", debian=(PYTHON, "python3-torch=1.13.1+dfsg-4", PROCPS)),
     "ray": Recipe(
         "ray",
         debian=(PYTHON, "ca-certificates=20250419~deb12u2", PROCPS),
@@ -118,6 +120,19 @@ def _images(node: Any) -> Iterable[str]:
     elif isinstance(node, list):
         for item in node:
             yield from _images(item)
+
+
+def requests_resource(manifest: Any, resource: str) -> bool:
+    """Whether a container in the manifest asks for this resource (`nvidia.com/gpu`)."""
+    if isinstance(manifest, dict):
+        for key, value in manifest.items():
+            if key in ("requests", "limits") and isinstance(value, dict) and resource in value:
+                return True
+            if requests_resource(value, resource):
+                return True
+    elif isinstance(manifest, list):
+        return any(requests_resource(item, resource) for item in manifest)
+    return False
 
 
 def substitute(manifest: Any, images: Mapping[str, str]) -> Any:

@@ -36,11 +36,11 @@ def test_each_placeholder_becomes_its_image_and_nothing_else_changes() -> None:
 def test_the_users_images_are_parsed_and_checked() -> None:
     assert workload_images.parse_user_images("mpi=reg/mpi:1, ray=rayproject/ray:2.52.1") == {"mpi": "reg/mpi:1", "ray": "rayproject/ray:2.52.1"}
     assert workload_images.parse_user_images(None) == {}
-    with pytest.raises(ValueError, match="no workload image 'torch'; the kit's are mpi, ray"):
-        workload_images.parse_user_images("torch=x:1")
+    with pytest.raises(ValueError, match="no workload image 'tensorflow'; the kit's are mpi, ray, torch"):
+        workload_images.parse_user_images("tensorflow=x:1")
     with pytest.raises(ValueError, match="expected NAME=IMAGE"):
         workload_images.parse_user_images("mpi")
-    assert any("no workload image 'torch'" in p for p in config.RunConfig(workload_images="torch=x:1").validate_settings())
+    assert any("no workload image 'tensorflow'" in p for p in config.RunConfig(workload_images="tensorflow=x:1").validate_settings())
 
 
 def test_a_recipes_tag_is_its_digest_and_pins_every_package() -> None:
@@ -50,5 +50,13 @@ def test_a_recipes_tag_is_its_digest_and_pins_every_package() -> None:
         assert changed.tag() != recipe.tag()
         # Every PyPI package at one version, installed without resolving: nothing floats.
         assert all("==" in p for p in recipe.pypi), recipe.pypi
-    mpi = workload_images.RECIPES["mpi"]
-    assert all("=" in p for p in mpi.debian if p.split("=")[0] in ("python3", "openmpi-bin", "python3-mpi4py", "python3-torch", "openssh-server")), mpi.debian
+    # Every Debian package at one version too.
+    assert all("=" in p for recipe in workload_images.RECIPES.values() for p in recipe.debian), [r.debian for r in workload_images.RECIPES.values()]
+
+
+def test_a_gpu_request_anywhere_in_a_container_is_found() -> None:
+    """What makes the run put the fake device plugin on kind's workers."""
+    gpu = {"spec": {"tasks": [{"template": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}}]}}
+    assert workload_images.requests_resource([[gpu]], "nvidia.com/gpu")
+    assert not workload_images.requests_resource(JOB, "nvidia.com/gpu")
+    assert not workload_images.requests_resource({"data": {"nvidia.com/gpu": "2"}}, "nvidia.com/gpu"), "a ConfigMap's key is not a request"

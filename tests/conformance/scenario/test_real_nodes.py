@@ -4,9 +4,12 @@ It has no simulated node, and a backend that lends fewer is told apart from one 
 from __future__ import annotations
 
 import io
+import pathlib
 
 import pytest
 
+from conformance import config as run_config
+from conformance.api.run import raise_kind_workers
 from conformance.runner import scenario_run
 from conformance.scenario import loader
 
@@ -91,3 +94,22 @@ def test_a_node_step_beside_real_nodes_is_refused() -> None:
     with pytest.raises(loader.ScenarioError) as err:
         loader.load_stream(io.StringIO(text), "case.yaml")
     assert any("expected no node step beside real_nodes" in str(p) for p in err.value.problems), [str(p) for p in err.value.problems]
+
+
+def _workload(folder: pathlib.Path, name: str, real_nodes: int) -> None:
+    (folder / f"{name}.yaml").write_text(WORKLOAD.replace("id: real-case", f"id: {name}").replace("real_nodes: 1", f"real_nodes: {real_nodes}"))
+
+
+def test_a_kind_run_gets_the_real_workers_its_selection_after_k_asks_for(tmp_path: pathlib.Path) -> None:
+    """`vck run --backend kind -k alpha`: the workers and images are those of what -k selects
+    (judged by pytest's own collection), not of every scenario under the paths."""
+    _workload(tmp_path, "alpha", 1)
+    _workload(tmp_path, "beta", 3)
+    config = run_config.RunConfig(scenarios=(tmp_path,), backend=run_config.BackendConfig("kind"), keyword="alpha", reports=None)
+    assert [sc.id for sc in raise_kind_workers(config)] == ["alpha"]
+    assert config.backend.kind_workers == 1
+    every = run_config.RunConfig(scenarios=(tmp_path,), backend=run_config.BackendConfig("kind"), reports=None)
+    assert sorted(sc.id for sc in raise_kind_workers(every)) == ["alpha", "beta"] and every.backend.kind_workers == 3
+    # Elsewhere no worker is raised: the scenarios are not applicable there.
+    embedded = run_config.RunConfig(scenarios=(tmp_path,), reports=None)
+    assert raise_kind_workers(embedded) == [] and embedded.backend.kind_workers == 0

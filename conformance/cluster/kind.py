@@ -65,6 +65,7 @@ def host_has_cgroup_v1() -> bool:
     """This machine's cgroup hierarchy is v1 (the nodes, being containers of its engine, share it)."""
     return not pathlib.Path("/sys/fs/cgroup/cgroup.controllers").exists()
 
+
 # The label kubeadm gives the control plane: never lent to a scenario.
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 # The cluster's pod network (kind's default, said outright: the static network's NAT rule names it).

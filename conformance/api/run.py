@@ -240,7 +240,7 @@ def _workload_images(config: run_config.RunConfig, scenarios: list[models.Scenar
 
     wanted: set[str] = set()
     for sc in scenarios:
-        wanted |= workload_images.placeholders([list(sc.setup), [step.spec for step in sc.steps]])
+        wanted |= workload_images.placeholders(sc.written())
     chosen = workload_images.parse_user_images(config.workload_images)
     missing = sorted(wanted - set(chosen))
     engine = docker.ensure(progress) if missing else None
@@ -249,7 +249,7 @@ def _workload_images(config: run_config.RunConfig, scenarios: list[models.Scenar
         chosen[name] = workload_images.build(engine, name, progress)
     config.backend.images = {name: chosen[name] for name in sorted(wanted)}
     # Real pods that ask for GPUs get them from the fake device plugin on the workers.
-    config.backend.device_plugin = any(workload_images.requests_resource([list(sc.setup), [step.spec for step in sc.steps]], "nvidia.com/gpu") for sc in scenarios)
+    config.backend.device_plugin = any(workload_images.requests_resource(sc.written(), "nvidia.com/gpu") for sc in scenarios)
 
 
 def _timed(name: str, work: Callable[[], object]) -> dict[str, float]:

@@ -231,7 +231,7 @@ class KindBackend:
             api = kube.client(handle.kubeconfig, handle.context)
             if static_cni:
                 self._static_routes(engine, api)
-            kube.wait_nodes_ready(api, self._real_nodes(api), READY_TIMEOUT_S)
+            kube.wait_nodes_ready(api, [kube.name_of(n) for n in self._real_nodes(api)], READY_TIMEOUT_S)
             self._keep_system_pods_off_kwok_nodes(api)
             self._nodes(handle, groups)
             self._load_images(handle)
@@ -254,12 +254,7 @@ class KindBackend:
 
     def _workers(self, api: kubernetes.client.ApiClient) -> list[str]:
         """The real nodes that are not the control plane: what a scenario's real_nodes are lent from."""
-        core = kubernetes.client.CoreV1Api(api)
-        return sorted(
-            kube.name_of(n) for n in core.list_node().items
-            if (kube.meta(n).annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) != "fake"
-            and CONTROL_PLANE_LABEL not in (kube.meta(n).labels or {})
-        )
+        return sorted(kube.name_of(n) for n in self._real_nodes(api) if CONTROL_PLANE_LABEL not in (kube.meta(n).labels or {}))
 
     def _devices(self, handle: base.ClusterHandle) -> None:
         """The fake device plugin on every real worker, which then advertises its GPUs."""
@@ -284,15 +279,16 @@ class KindBackend:
             self._run(["load", "docker-image", image, "--name", handle.name, "--nodes", ",".join(missing)], timeout=1800)
             self.progress(f"kind cluster {handle.name}: {image} loaded in {time.monotonic() - started:.0f}s")
 
-    def _real_nodes(self, api: kubernetes.client.ApiClient) -> list[str]:
+    def _real_nodes(self, api: kubernetes.client.ApiClient) -> list[Any]:
+        """The nodes kind runs (its control plane and workers), not the kit's kwok nodes."""
         core = kubernetes.client.CoreV1Api(api)
-        return [kube.name_of(n) for n in core.list_node().items if (kube.meta(n).annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) != "fake"]
+        return [n for n in core.list_node().items if (kube.meta(n).annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) != "fake"]
 
     def _static_routes(self, engine: docker.Engine, api: kubernetes.client.ApiClient) -> None:
         """Each real node's CNI configuration for its pod CIDR, and a route to every other node's
         pods through that node (they share kind's Docker network)."""
         core = kubernetes.client.CoreV1Api(api)
-        real = set(self._real_nodes(api))
+        real = {kube.name_of(n) for n in self._real_nodes(api)}
         state = kube.watch_until(
             core.list_node,
             lambda s: real <= set(s) and all(s[n].get("spec", {}).get("podCIDR") for n in real),

@@ -114,7 +114,7 @@ def backend_gap(sc: models.Scenario, backend: str, capacity: int, images: Mappin
         lends = f"lends {capacity}" if capacity else "lends none (its nodes are simulated)" if backend == "embedded" else "lends none"
         hint = "; run it with --backend kind" if backend != "kind" else f"; run it with --kind-workers {sc.real_nodes}"
         return f"needs {sc.real_nodes} nodes that run containers; the {backend} backend {lends}{hint}"
-    missing = sorted(workload_images.placeholders([list(sc.setup), [step.spec for step in sc.steps]]) - set(images or {})) if sc.real_nodes else []
+    missing = sorted(workload_images.placeholders(sc.written()) - set(images or {})) if sc.real_nodes else []
     if missing:
         return f"needs the workload images {', '.join(missing)}, which `vck run` builds (or takes from --workload-images); this run has none"
     return ""

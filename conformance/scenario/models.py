@@ -134,6 +134,11 @@ class Scenario:
     # real, on the backend's real workers and on no simulated node; 0: simulated nodes only.
     real_nodes: int = 0
 
+    def written(self) -> list[Any]:
+        """The setup objects and every step's spec, as written: where the objects the scenario
+        applies or patches are (what the workload images and GPU requests are looked for in)."""
+        return [*self.setup, *(step.spec for step in self.steps)]
+
     def scheduler_confs(self) -> list[Mapping[str, Any]]:
         """Every scheduler conf the scenario runs with: its own, then those its `scheduler` steps switch to."""
         own = [self.scheduler] if self.scheduler else []

@@ -94,7 +94,7 @@ def _cluster_status(args: argparse.Namespace) -> int:
 
 def _cluster_list(args: argparse.Namespace) -> int:
     found = api.list_clusters()
-    if not found:
+    if not found and not api.list_sessions():
         print("no cluster of the kit's (embedded or kind)")
         return 0
     print(f"{'NAME':<28} {'BACKEND':<8} {'OWNER':<8} {'OWNER ALIVE':<11} {'PROCESSES':<9} {'MEMORY':<8} STATE")
@@ -103,6 +103,8 @@ def _cluster_list(args: argparse.Namespace) -> int:
         alive = ("yes" if info.owner_alive else "no") if info.owner else "-"
         print(f"{info.name:<28} {info.backend:<8} {owner:<8} {alive:<11} {info.processes:<9} {str(info.rss_mib) + ' MiB':<8} {info.state}")
     orphans = [i.name for i in found if i.owner is not None and not i.owner_alive]
+    for session in api.list_sessions():
+        print(f"dev session {session.name}: cluster {session.cluster}, pid {session.pid}, {'up' if session.alive() else 'gone'} (`vck dev status --name {session.name}`)")
     if orphans:
         print(f"{len(orphans)} cluster(s) whose owner is gone: `vck cluster prune` removes them")
     return 0
@@ -110,6 +112,8 @@ def _cluster_list(args: argparse.Namespace) -> int:
 
 def _cluster_prune(args: argparse.Namespace) -> int:
     removed = api.prune_clusters(api.PruneConfig(), progress=lambda text: print(text, file=sys.stderr))
+    for name in api.prune_sessions(lambda text: print(text, file=sys.stderr)):
+        print(f"removed dev session {name}, whose process is gone")
     print(f"removed {len(removed)} cluster(s) whose owner is gone" + (f": {', '.join(removed)}" if removed else ""))
     return 0
 
@@ -125,6 +129,8 @@ def _duration(text: str) -> float:
 def _run(args: argparse.Namespace) -> int:
     config = run_config.from_args(api.RunConfig, vars(args))
     _existing_when_kubeconfig(args, config.backend, "vck run")
+    if config.dev is not None or config.watch:
+        return _run_dev(args, config)
     problems = api.problems(config)
     if config.collect_only and not problems:
         outcome = api.run(config)
@@ -156,6 +162,108 @@ def _run(args: argparse.Namespace) -> int:
         print(timing.text(outcome.run))
     print(f"reports: {outcome.report_dir}/index.html, report.json, junit.xml")
     return 0 if outcome.certified else 1
+
+
+# What a dev run takes from its session, not from the command line: refused when given.
+DEV_OWN_FLAGS = (("implementation", "--impl"), ("backend.name", "--backend"), ("backend.kubeconfig", "--kubeconfig"), ("backend.kube_version", "--kube-version"), ("backend.kind_workers", "--kind-workers"), ("backend.lend_nodes", "--lend-nodes"))
+
+
+def _dev_problems(args: argparse.Namespace, config: api.RunConfig) -> list[str]:
+    problems = []
+    if config.dev is None:
+        problems.append("--watch runs on a dev session: add --dev (start one with `vck dev up`)")
+    for dest, flag in DEV_OWN_FLAGS:
+        if getattr(args, dest, None) is not None:
+            problems.append(f"{flag}: a dev run uses its session's (`vck dev up {flag} ...` chooses it)")
+    for flag, given in (("--jobs", config.jobs != parallel.AUTO), ("--repeat", config.repeat != 1), ("--stress", config.stress), ("--shard", config.shard), ("--collect-only", config.collect_only), ("--timeout", config.timeout_s is not None)):
+        if given:
+            problems.append(f"{flag}: not for a dev run, which runs the selection once, in its session's one process; drop --dev to use it")
+    if config.time_scale <= 0:
+        problems.append(f"--time-scale {config.time_scale}: must be greater than 0")
+    return problems
+
+
+def _run_dev(args: argparse.Namespace, config: api.RunConfig) -> int:
+    problems = _dev_problems(args, config)
+    if problems:
+        for problem in problems:
+            print(f"vck run: {problem}", file=sys.stderr)
+        return 2
+    say = lambda text: print(text, flush=True)  # noqa: E731
+    try:
+        if config.watch:
+            api.watch(config, say, report=lambda outcome: _print_dev_outcome(outcome, config))
+            return interrupts.RECORD.exit_status()
+        outcome = api.run_dev(config, say)
+    except api.DevError as err:
+        print(f"vck run: {err}", file=sys.stderr)
+        return 2
+    return _print_dev_outcome(outcome, config)
+
+
+def _print_dev_outcome(outcome: api.DevRun, config: api.RunConfig) -> int:
+    for problem in outcome.problems:
+        print(f"vck run: {problem}", file=sys.stderr, flush=True)
+    if outcome.problems:
+        return 2
+    if outcome.run is None:
+        print("vck run: interrupted before any scenario had a verdict; the dev session cleaned up", file=sys.stderr, flush=True)
+        return interrupts.RECORD.exit_status()
+    run = outcome.run
+    tally = score.tally(run.scenarios)
+    certified = score.certified(run)
+    age = api.dev.process_age_s()
+    took = f"; {age:.1f}s from command to verdict" if age is not None and not config.watch else f"; {run.metadata.wall_time_s:.1f}s"
+    print(f"{'CERTIFIED' if certified else 'NOT CERTIFIED'} (dev session {config.dev}): passed {tally.passed}, failed {tally.failed}, error {tally.error}"
+          + (f", not claimed {tally.not_claimed}" if tally.not_claimed else "") + (f", not applicable {tally.not_applicable}" if tally.not_applicable else "")
+          + (" (interrupted)" if outcome.interrupted else "") + took, flush=True)
+    print(f"reports: {outcome.folder}/index.html (`vck explain {run.metadata.run_id}` explains its failures)", flush=True)
+    return 0 if certified and not outcome.interrupted else 1
+
+
+def _dev_up(args: argparse.Namespace) -> int:
+    run = run_config.from_args(api.RunConfig, vars(args))
+    _existing_when_kubeconfig(args, run.backend, "vck dev up")
+    config = api.DevConfig(args.name, run)
+    problems = config.validate()
+    if problems:
+        for problem in problems:
+            print(f"vck dev up: {problem}", file=sys.stderr)
+        return 2
+    try:
+        info = api.dev_up(config, lambda text: print(text, file=sys.stderr, flush=True))
+    except api.DevError as err:
+        print(f"vck dev up: {err}", file=sys.stderr)
+        return 2
+    print(f"dev session {info.name} is up: {info.implementation} on {info.backend} (cluster {info.cluster}, pid {info.pid})")
+    print(f"kubeconfig: {info.kubeconfig}")
+    print("run scenarios on it: vck run --dev -k NAME   (--watch to run again on every save); stop it: vck dev down")
+    return 0
+
+
+def _dev_status(args: argparse.Namespace) -> int:
+    try:
+        status = api.dev_status(args.name)
+    except api.DevError as err:
+        print(f"vck dev status: {err}", file=sys.stderr)
+        return 1
+    info, state = status.info, status.state
+    print(f"dev session {info.name}: up for {float(str(state.get('uptime_s', 0))):.0f}s, pid {info.pid}")
+    print(f"  {info.implementation} on {info.backend} (cluster {info.cluster}, Kubernetes {info.kubernetes})")
+    print(f"  kubeconfig: {info.kubeconfig}")
+    print(f"  runs {state.get('runs')}, scenarios run {state.get('scenarios_run')}" + (f"; running {state['running']}" if state.get("running") else "; idle")
+          + (f"; last run: {_tally_text(state.get('last_tally'))}" if state.get("last_tally") else ""))
+    return 0
+
+
+def _tally_text(tally: object) -> str:
+    return ", ".join(f"{k} {v}" for k, v in tally.items()) if isinstance(tally, dict) else str(tally)
+
+
+def _dev_down(args: argparse.Namespace) -> int:
+    was_up = api.dev_down(args.name, lambda text: print(text, file=sys.stderr, flush=True))
+    print(f"dev session {args.name} is down" if was_up else f"no dev session {args.name!r} was up")
+    return 0
 
 
 def _print_verdict(run: results.RunResult, certified: bool, headline: str = "") -> None:
@@ -233,8 +341,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace) -> int:
-    path = api.new_scenario(api.NewConfig(args.suite, args.name, pathlib.Path(args.root)))
-    print(f"wrote {path}: edit it, then `vck validate {path}` and `vck run -k {args.name}`")
+    path = api.new_scenario(api.NewConfig(args.suite, args.name, pathlib.Path(args.root), args.shape))
+    print(f"wrote {path} ({scaffold.SHAPES[args.shape][1]}): fill its TODO fields, then run it as you edit it:")
+    print(f"  vck dev up; vck run --dev --watch {path.parent}   (docs/authoring.md, \"The authoring loop\")")
     return 0
 
 
@@ -287,6 +396,15 @@ def _diff(args: argparse.Namespace) -> int:
     return 1 if outcome.differences else 0
 
 
+def _explain(args: argparse.Namespace) -> int:
+    try:
+        print(api.explain_run(api.ExplainConfig(args.run, args.ids, pathlib.Path(args.reports), args.all)))
+    except diff.DiffError as err:
+        print(f"vck explain: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _report_merge(args: argparse.Namespace) -> int:
     try:
         outcome = api.merge_reports(api.MergeConfig(args.shards, pathlib.Path(args.reports), args.run_id))
@@ -317,6 +435,7 @@ def _backend_flags(cmd: argparse.ArgumentParser, starts: bool = True) -> None:
     if not starts:
         return
     cmd.add_argument("--host-address", dest="backend.host_address", default=None, help="existing backend: this machine's address as the cluster's API server reaches it (for the implementation's webhook)")
+    cmd.add_argument("--lend-nodes", dest="backend.lend_nodes", type=int, default=None, help="existing backend: lend up to N of the cluster's Ready, untainted worker nodes to the scenarios that run real containers (workloads; labelled conformance.vck.io/lent=true for a scenario's time; their images from --workload-images) (default 0)")
     cmd.add_argument("--kind-workers", dest="backend.kind_workers", type=int, default=None, help="kind backend: real workers beside the control plane (default 0: scenarios run on kwok nodes)")
     cmd.add_argument("--kind-image", dest="backend.kind_image", default=None, help=f"kind backend: a node image you have, present in the engine or pullable, never built here (default: the kit's {versions.KIND_NODE_IMAGE}, built here when missing)")
     cmd.add_argument("--kube-version", dest="backend.kube_version", default=None, help=f"the Kubernetes release to run, a minor of {', '.join(versions.KUBERNETES_RELEASES)}: the embedded cluster's, or kind's node image of it (pulled, else built here) (default: embedded, for `vck run`, the one the implementation was built against; else {versions.KUBERNETES_VERSION})")
@@ -346,6 +465,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", dest="timeout_s", type=_duration, default=None, help="a deadline for the whole run (30m, 3600s): a run that reaches it stops, is reported as interrupted and exits 124")
     run.add_argument("--collect-only", action="store_true", help="list the scenarios the run would run (with --suite, -k and paths applied), and run nothing")
     run.add_argument("--durations", type=pathlib.Path, default=None, help="an earlier run's report.json: the scenarios it shows as long start first (default: the last whole run's under --reports, else reports/reference's)")
+    run.add_argument("--dev", dest="dev", action="store_const", const="dev", default=None, help="run on the warm dev session (`vck dev up`) in its one process: seconds for a scenario, its failures explained here")
+    run.add_argument("--dev-session", dest="dev", default=None, help="run on the dev session of this name (`vck dev up --name NAME`)")
+    run.add_argument("--watch", action="store_true", default=None, help="with --dev: run again whenever a scenario file under the paths changes (the changed files, and what failed last)")
     run.add_argument("--workload-images", dest="workload_images", default=None, help="the workloads suite's images instead of the ones the kit builds here: mpi=IMAGE,torch=IMAGE,ray=IMAGE (present in the engine or pullable)")
     run.add_argument("--repeat", type=int, default=1, help="run every selected scenario N times, interleaved and spread over the workers; a scenario whose attempts end differently is FLAKY and the run is not certified (docs/flakes.md)")
     run.add_argument("--stress", type=int, default=0, help="keep N busy CPU processes running beside the run, for all of it: hunt flakes that need a busy machine (docs/flakes.md)")
@@ -372,6 +494,13 @@ def build_parser() -> argparse.ArgumentParser:
     dif.add_argument("--out", default=None, help="the page's path (default: <reports>/diff-<A>-vs-<B>.html)")
     dif.set_defaults(func=_diff)
 
+    exp = sub.add_parser("explain", help="why a run's scenarios failed, in the terminal: each failed check's expected and observed, and the timeline that led to it")
+    exp.add_argument("run", help="a report.json, a run folder, or a run id under --reports (`latest` too)")
+    exp.add_argument("ids", nargs="*", help="only these scenarios, whatever their verdict (default: every one that did not pass)")
+    exp.add_argument("--reports", default=str(api.DEFAULT_REPORTS), help="where run ids are looked up")
+    exp.add_argument("--all", action="store_true", help="list the passed checks too")
+    exp.set_defaults(func=_explain)
+
     rep = sub.add_parser("report", help="work on written reports")
     rsub = rep.add_subparsers(dest="report_command", required=True)
     rmerge = rsub.add_parser("merge", help="one run made of the shards of one (`vck run --shard K/N`): certified only when every shard ran whole and the union certifies (exit 0 certified, 1 not, 2 not the shards of one run)")
@@ -388,10 +517,11 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("paths", nargs="+")
     val.set_defaults(func=_validate)
 
-    new = sub.add_parser("new", help="start a scenario from a template")
+    new = sub.add_parser("new", help="start a scenario from a template that validates and passes on the reference as written")
     new.add_argument("suite")
     new.add_argument("name")
     new.add_argument("--root", default="scenarios", help="the scenarios folder (default: ./scenarios)")
+    new.add_argument("--shape", choices=scaffold.SHAPES, default=scaffold.DEFAULT_SHAPE, help="; ".join(f"{k}: {v[1]}" for k, v in scaffold.SHAPES.items()) + f" (default {scaffold.DEFAULT_SHAPE})")
     new.set_defaults(func=_new)
 
     toolchain = sub.add_parser("toolchain", help="the pinned Kubernetes binaries the embedded cluster runs on")
@@ -430,6 +560,16 @@ def build_parser() -> argparse.ArgumentParser:
     kimage.add_argument("--image", default=None, help="the tag to give it (default: kindest/node:<release>)")
     kimage.add_argument("--rebuild", action="store_true", help="build it here even if present (or pullable)")
     kimage.set_defaults(func=_kind_image)
+
+    dev = sub.add_parser("dev", help="a warm dev session for authoring scenarios: a cluster and the implementation kept up between `vck run --dev` runs")
+    dsub = dev.add_subparsers(dest="dev_command", required=True)
+    dup = dsub.add_parser("up", help="start a dev session and keep it (until `vck dev down`)")
+    dup.add_argument("--impl", dest="implementation", help="the implementation it runs (default: reference); as for `vck run`")
+    _backend_flags(dup)
+    for verb, func, text in (("up", _dev_up, ""), ("status", _dev_status, "say whether the session is up and what it runs"), ("down", _dev_down, "stop the session: its scenario under way, the implementation, the cluster")):
+        cmd = dup if verb == "up" else dsub.add_parser(verb, help=text)
+        cmd.add_argument("--name", default="dev", help="the session's name (default: dev), for more than one at a time")
+        cmd.set_defaults(func=func)
 
     cluster = sub.add_parser("cluster", help="start, inspect and stop a cluster")
     csub = cluster.add_subparsers(dest="cluster_command", required=True)

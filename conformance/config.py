@@ -68,6 +68,10 @@ class BackendConfig:
     # cluster's API server reaches it (for the implementation's webhook).
     kind_workers: int = option(0, "--vck-kind-workers", "kind backend: real workers beside the control plane", "int")
     host_address: str | None = option(None, "--vck-host-address", "existing backend: this machine's address as the cluster's API server reaches it")
+    # existing: how many of the cluster's own nodes (Ready, schedulable, untainted workers) the
+    # kit may lend to scenarios that run real containers (`real_nodes`), labelling one for a
+    # scenario's time; 0: it touches none of them.
+    lend_nodes: int = option(0, "--vck-lend-nodes", "existing backend: lend up to N of the cluster's worker nodes to scenarios that run real containers", "int")
     # The Kubernetes release an embedded cluster runs, or kind's node image is of (a pinned one,
     # versions.KUBERNETES_RELEASES); None: for embedded the implementation's own (a Volcano
     # release's go.mod minor), else the default.
@@ -85,9 +89,9 @@ class BackendConfig:
 
     def real_node_capacity(self) -> int:
         """How many nodes that run containers this backend lends to a scenario (`real_nodes`):
-        kind's real workers; none on the embedded cluster (kwok only) or on an existing one (its
-        nodes are the user's, never relabelled by the kit)."""
-        return self.kind_workers if self.name == "kind" else 0
+        kind's real workers; on an existing cluster the ones the user lends (`--lend-nodes`: its
+        nodes are the user's, relabelled only when asked); none on the embedded cluster (kwok only)."""
+        return {"kind": self.kind_workers, "existing": self.lend_nodes}.get(self.name, 0)
 
     def validate(self) -> list[str]:
         problems = []
@@ -95,6 +99,10 @@ class BackendConfig:
             problems.append(f"backend {self.name!r}: use one of {', '.join(base.BACKENDS)}")
         if self.kind_workers < 0:
             problems.append(f"--kind-workers {self.kind_workers}: must be 0 or more")
+        if self.lend_nodes < 0:
+            problems.append(f"--lend-nodes {self.lend_nodes}: must be 0 or more")
+        elif self.lend_nodes and self.name != "existing":
+            problems.append(f"--lend-nodes {self.lend_nodes}: only an existing cluster lends its own nodes (kind lends its workers: --kind-workers)")
         if self.kind_image is not None and self.name != "kind":
             problems.append(f"--kind-image {self.kind_image}: only the kind backend runs a node image ({self.name} does not)")
         if self.kube_version is not None:
@@ -134,7 +142,7 @@ class BackendConfig:
 
         return registry.backend(
             self.name, kubeconfig=self.kubeconfig, context=self.context, owner=owner, progress=progress,
-            kind_workers=self.kind_workers, kind_image=self.kind_image, host_address=self.host_address, kind_images=tuple(self.images.values()), kind_device_plugin=self.device_plugin,
+            kind_workers=self.kind_workers, kind_image=self.kind_image, host_address=self.host_address, lend_nodes=self.lend_nodes, kind_images=tuple(self.images.values()), kind_device_plugin=self.device_plugin,
             kube_version=versions.kube_version(self.kube_version) if self.kube_version else None,
         )
 
@@ -173,11 +181,19 @@ class RunConfig:
     # `K/N`: only a stable 1/N of the selection (conformance/shards.py), balanced by the
     # durations above when there are some; `vck report merge` makes one report of the shards.
     shard: str | None = option(None, "--vck-shard", "K/N: run a stable 1/N of the selection")
+    # `vck run --dev`: the dev session (by name) that runs the selection, warm, in its one process
+    # (conformance/dev); None: the run starts its own workers and clusters. `--watch`: run again
+    # whenever a scenario file under the paths changes.
+    dev: str | None = None
+    watch: bool = False
     # The user's workload images instead of the kit's (`mpi=IMAGE,torch=IMAGE,ray=IMAGE`); None: built here.
     workload_images: str | None = option(None, "--vck-workload-images", "the workloads suite's images by recipe instead of the kit's, built here: mpi=IMAGE,torch=IMAGE,ray=IMAGE")
     # The scenario tree as loaded (once): the paths it was loaded from, the scenarios, the problems.
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
     _shard_durations: dict[str, float] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    # The ids `-k` selects, as pytest's own collection judged them (api.run: judged once, before
+    # anything starts); None: not judged yet, or no `-k`.
+    keyword_ids: tuple[str, ...] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     # --- validation -------------------------------------------------------------------------------
     def validate(self) -> list[str]:
@@ -294,7 +310,8 @@ class RunConfig:
         jobs = parallel.parse_jobs(str(self.jobs))
         if jobs != parallel.AUTO:
             return int(jobs)
-        runs = len(self.selected()) * self.repeat
+        # After -k: a run of one scenario starts one worker, whatever the paths hold.
+        runs = (len(self.keyword_ids) if self.keyword and self.keyword_ids is not None else len(self.selected())) * self.repeat
         if self.backend.name == "existing":
             return 1
         if self.backend.name == "kind":
@@ -326,8 +343,8 @@ class RunConfig:
 def _plain(config: RunConfig) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for field in dataclasses.fields(config):
-        if field.name.startswith("_"):
-            continue
+        if field.name.startswith("_") or not field.init:
+            continue  # what a config works out for itself travels no further
         value = getattr(config, field.name)
         if isinstance(value, BackendConfig):
             value = dataclasses.asdict(value)

@@ -28,7 +28,7 @@ import pytest
 from conformance import api, interrupts, pytest_session, results
 from conformance.api import bridge
 from conformance.impl import base as impl_base
-from conformance.report import json_report
+from conformance.report import explain, json_report
 from conformance.runner import scenario_run
 from conformance.scenario import loader, models
 
@@ -152,16 +152,9 @@ class ScenarioItem(pytest.Item):
 
 
 def describe(result: results.ScenarioResult) -> str:
-    """A failure as a reader needs it: the verdict, why, and each check's expected versus observed."""
-    lines = [f"{result.status.value.upper()} [{result.level.value}] {result.suite}/{result.id}: {result.title}", f"  reason: {result.reason}"]
-    for check in result.checks:
-        mark = "ok  " if check.passed else "FAIL"
-        lines.append(f"  {mark} {check.description}")
-        if not check.passed:
-            lines.append(f"       expected: {check.expected}")
-            lines.append(f"       observed: {check.observed}")
-    lines.append(f"  cites: {'; '.join(result.cites)}")
-    return "\n".join(lines)
+    """A failure as a reader needs it: the verdict, why, each failed check's expected versus
+    observed and the timeline that led to it (report/explain.py, as `vck explain` prints it)."""
+    return explain.text(result)
 
 
 # A scenario an earlier run saw take this long (a CronJob's, counted in whole minutes) starts

@@ -45,6 +45,9 @@ class Check:
     observed: str
     # Seconds since the scenario started when the verdict was reached.
     at_s: float
+    # The kinds of object the check looked at (Pod, Job, ...): the timeline entries that explain
+    # it (report/explain.py); empty: not known (every kind).
+    looked_at: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,6 +8,8 @@
     install_toolchain(ToolchainConfig)      toolchain_status()
     kind_image(KindImageConfig)     bench_scheduler(bench.BenchConfig)   diff_runs(DiffConfig)
     merge_reports(MergeConfig)      the shards of one run (`vck run --shard K/N`) as one run
+    explain_run(ExplainConfig)      a run's failures in the terminal: checks and their timeline
+    dev_up/dev_status/dev_down(DevConfig)   run_dev(RunConfig)   a warm dev session (dev.py)
 
 The run's configuration (`RunConfig`, composed of a `BackendConfig`) is declared and validated in
 conformance/config.py. `vck` (cli.py) only parses flags, calls one of these and prints what it
@@ -25,6 +27,19 @@ from conformance.api.clusters import (
     cluster_up,
     list_clusters,
     prune_clusters,
+)
+from conformance.api.dev import (
+    DevConfig,
+    DevError,
+    DevRun,
+    DevStatus,
+    dev_down,
+    dev_status,
+    dev_up,
+    list_sessions,
+    prune_sessions,
+    run_dev,
+    watch,
 )
 from conformance.api.matrix import MatrixConfig, MatrixOutcome, run_matrix
 from conformance.api.run import (
@@ -49,12 +64,14 @@ from conformance.api.scenarios import (
 from conformance.api.tools import (
     DiffConfig,
     DiffOutcome,
+    ExplainConfig,
     KindImageConfig,
     MergeConfig,
     MergeOutcome,
     ToolchainConfig,
     bench_scheduler,
     diff_runs,
+    explain_run,
     install_toolchain,
     kind_image,
     merge_reports,
@@ -69,7 +86,8 @@ from conformance.config import (
 )
 
 __all__ = [
-    "BackendConfig", "ClusterConfig", "ClusterInfo", "DEFAULT_REPORTS", "DEFAULT_SCENARIOS", "DiffConfig", "DiffOutcome", "KIT_VERSION",
+    "DevConfig", "DevError", "DevRun", "DevStatus", "dev_down", "dev_status", "dev_up", "list_sessions", "prune_sessions", "run_dev", "watch",
+    "BackendConfig", "ClusterConfig", "ClusterInfo", "DEFAULT_REPORTS", "DEFAULT_SCENARIOS", "DiffConfig", "DiffOutcome", "ExplainConfig", "explain_run", "KIT_VERSION",
     "KindImageConfig", "ListConfig", "MatrixConfig", "MatrixOutcome", "MergeConfig", "MergeOutcome", "merge_reports", "run_matrix", "NewConfig", "PruneConfig", "RunConfig", "RunOutcome", "ToolchainConfig", "ValidateConfig",
     "WrittenRun", "bench_scheduler", "cluster_down", "cluster_status", "cluster_up", "diff_runs", "install_toolchain", "keyword_problems",
     "kind_image", "list_clusters", "list_scenarios", "new_run_id", "new_scenario", "preflight", "problems", "prune_clusters", "pytest_args",

@@ -88,6 +88,7 @@ def keyword_problems(config: run_config.RunConfig) -> list[str]:
     said = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(said):
         code = _collect(pytest_args(config, collect_only=True), collector)
+    config.keyword_ids = tuple(collector.selected_ids)
     if code == pytest.ExitCode.USAGE_ERROR:
         found = re.search(r"Wrong expression passed to '-k': (.*)", said.getvalue())
         why = found.group(1).split(": ", 1)[-1].strip() if found else said.getvalue().strip().splitlines()[-1:]
@@ -166,11 +167,13 @@ def run(config: run_config.RunConfig, progress: Callable[[str], None] = _stderr)
                 prepare = getattr(implementation, "prepare", None)
                 if prepare is not None:
                     setup_s.update(_timed("implementation build", lambda: prepare(progress)))
-                kube = _kubernetes(config, implementation, progress)
+                kube = kubernetes_release(config, implementation, progress)
                 # Every backend runs the toolchain's binaries (the embedded cluster; kwok on kind
                 # and existing clusters): made ready here, where its progress is seen, rather
                 # than in a worker behind pytest's capture; inside the deadline like the rest.
                 setup_s.update(_timed("toolchain", lambda: install.install(progress=progress, kube=kube)))
+                if config.keyword:
+                    keyword_ids(config)  # the workers are as many as -k leaves scenarios for
                 on_real_nodes = raise_kind_workers(config)
                 if on_real_nodes:
                     setup_s.update(_timed("workload images", lambda: _workload_images(config, on_real_nodes, progress)))
@@ -194,7 +197,7 @@ def run(config: run_config.RunConfig, progress: Callable[[str], None] = _stderr)
     return RunOutcome(run_id, written.folder, written.run, score.certified(written.run), int(code))
 
 
-def _kubernetes(config: run_config.RunConfig, implementation: object, progress: Callable[[str], None]) -> str:
+def kubernetes_release(config: run_config.RunConfig, implementation: object, progress: Callable[[str], None]) -> str:
     """The Kubernetes release the run's clusters run: the one asked for, else for an embedded
     cluster the minor the implementation was built against (a Volcano release's go.mod; the
     nearest pinned one), else the default. Written into the configuration, so every worker
@@ -209,32 +212,41 @@ def _kubernetes(config: run_config.RunConfig, implementation: object, progress: 
 
 def _on_real_nodes(config: run_config.RunConfig) -> list[models.Scenario]:
     """The selected scenarios that ask for real nodes (`real_nodes`), after `-k` (judged by a
-    pytest collection, as the run will: only when some scenario asks, and the backend is kind)."""
-    if config.backend.name != "kind":
+    pytest collection, as the run will: only when some scenario asks, and the backend is kind or
+    an existing cluster that lends nodes)."""
+    if config.backend.name != "kind" and not config.backend.real_node_capacity():
         return []
     wanted = [sc for sc in config.selected() if sc.real_nodes]
     if not wanted or not config.keyword:
         return wanted
-    collector = bridge.RunCollector(bridge.RunSpec.of(config, None), config.preloaded())
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        _collect(pytest_args(config, collect_only=True), collector)
-    chosen = set(collector.selected_ids)
+    chosen = set(keyword_ids(config))
     return [sc for sc in wanted if sc.id in chosen]
+
+
+def keyword_ids(config: run_config.RunConfig) -> tuple[str, ...]:
+    """The ids `-k` selects, judged by a pytest collection once per configuration (`problems`
+    judges it first; a run started without it judges it here)."""
+    if config.keyword_ids is None:
+        keyword_problems(config)
+    assert config.keyword_ids is not None
+    return config.keyword_ids
 
 
 def raise_kind_workers(config: run_config.RunConfig) -> list[models.Scenario]:
     """Give a kind run the real workers its selected scenarios ask for (`real_nodes`), so that
-    `vck run --backend kind --suite workloads` needs no --kind-workers; those scenarios (none
-    where the backend lends no real node: there they are not applicable)."""
+    `vck run --backend kind --suite workloads` needs no --kind-workers; those scenarios (also an
+    existing cluster's that lends nodes; none where the backend lends no real node: there they
+    are not applicable)."""
     wanted = _on_real_nodes(config)
-    if wanted:
+    if wanted and config.backend.name == "kind":
         config.backend.kind_workers = max(config.backend.kind_workers, *(sc.real_nodes for sc in wanted))
     return wanted
 
 
 def _workload_images(config: run_config.RunConfig, scenarios: list[models.Scenario], progress: Callable[[str], None]) -> None:
     """The images the selected scenarios name (`vck.workload/<name>`): the user's, else built
-    here once (minutes the first time, then found by their recipe's tag). Written into the
+    here once (minutes the first time, then found by their recipe's tag; on kind only, which loads
+    them into its workers: an existing cluster's nodes pull the user's). Written into the
     configuration, so every worker's cluster loads and uses the same."""
     from conformance.cluster import docker, workload_images
 
@@ -242,14 +254,14 @@ def _workload_images(config: run_config.RunConfig, scenarios: list[models.Scenar
     for sc in scenarios:
         wanted |= workload_images.placeholders(sc.written())
     chosen = workload_images.parse_user_images(config.workload_images)
-    missing = sorted(wanted - set(chosen))
+    missing = sorted(wanted - set(chosen)) if config.backend.name == "kind" else []
     engine = docker.ensure(progress) if missing else None
     for name in missing:
         assert engine is not None
         chosen[name] = workload_images.build(engine, name, progress)
-    config.backend.images = {name: chosen[name] for name in sorted(wanted)}
+    config.backend.images = {name: chosen[name] for name in sorted(wanted) if name in chosen}
     # Real pods that ask for GPUs get them from the fake device plugin on the workers.
-    config.backend.device_plugin = any(workload_images.requests_resource(sc.written(), "nvidia.com/gpu") for sc in scenarios)
+    config.backend.device_plugin = config.backend.name == "kind" and any(workload_images.requests_resource(sc.written(), "nvidia.com/gpu") for sc in scenarios)
 
 
 def _timed(name: str, work: Callable[[], object]) -> dict[str, float]:
@@ -258,12 +270,13 @@ def _timed(name: str, work: Callable[[], object]) -> dict[str, float]:
     return {name: round(time.monotonic() - began, 1)}
 
 
-def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected) -> WrittenRun:
+def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected, said_versions: dict[str, str] | None = None) -> WrittenRun:
     """The run's result tree (a repeated scenario's attempts combined into one verdict) and its
-    three reports under `config.reports`; signals wait while they are written, so they agree."""
+    three reports under `config.reports`; signals wait while they are written, so they agree.
+    `said_versions`: the implementation's, where the process that ran it said them (a dev session)."""
     assert config.reports is not None
     try:
-        impl_versions = impl_registry.implementation(config.implementation).versions()
+        impl_versions = said_versions if said_versions is not None else impl_registry.implementation(config.implementation).versions()
     except Exception as err:
         impl_versions = {"implementation": f"unknown ({err})"}
     meta = results.RunMetadata(

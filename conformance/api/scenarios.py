@@ -39,8 +39,11 @@ class NewConfig:
     name: str
     # Your own suites' folder, under the current one (the kit's own suites are in its package).
     root: pathlib.Path = pathlib.Path("scenarios")
+    # The template's shape (scaffold.SHAPES): a Job's phases, queues' shares, preemption.
+    shape: str = scaffold.DEFAULT_SHAPE
 
 
 def new_scenario(config: NewConfig) -> pathlib.Path:
-    """A scenario file to start from, valid as written (scaffold.ScaffoldError says why not)."""
-    return scaffold.new_scenario(pathlib.Path(config.root), config.suite, config.name)
+    """A scenario file to start from, valid and passing on the reference as written
+    (scaffold.ScaffoldError says why not)."""
+    return scaffold.new_scenario(pathlib.Path(config.root), config.suite, config.name, config.shape)

@@ -1,5 +1,5 @@
 """The toolchain, kind's node image, the scheduler bench and run comparisons: `vck toolchain`,
-`vck kind image`, `vck bench scheduler`, `vck diff`."""
+`vck kind image`, `vck bench scheduler`, `vck diff`, `vck explain`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from conformance.bench import figures as bench_figures
 from conformance.bench import scheduler as bench
 from conformance.cluster import docker
 from conformance.cluster import kind_image as node_image
-from conformance.report import diff, merge, score, writer
+from conformance.report import diff, explain, merge, score, writer
 from conformance.toolchain import install, versions
 
 
@@ -111,6 +111,28 @@ def diff_runs(config: DiffConfig) -> DiffOutcome:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(diff.render(run_a, run_b, found), encoding="utf-8")
     return DiffOutcome(diff.text_table(run_a, run_b, found), out, len(found))
+
+
+@dataclasses.dataclass
+class ExplainConfig:
+    # A report.json, a run folder, or a run id under `reports` (`latest` too).
+    run: str
+    # Only these scenarios (whatever their verdict); empty: every one that did not pass.
+    ids: Sequence[str] = ()
+    reports: pathlib.Path = run_config.DEFAULT_REPORTS
+    # Every check, the passed ones too.
+    all_checks: bool = False
+
+
+def explain_run(config: ExplainConfig) -> str:
+    """The run's failures (or the named scenarios) explained as text: each failed check's expected
+    and observed, and the timeline slice that leads to it (diff.DiffError: a run that cannot be
+    read, or an id it does not hold)."""
+    run = diff.read(config.run, pathlib.Path(config.reports))
+    unknown = sorted(set(config.ids) - {sc.id for sc in run.scenarios})
+    if unknown:
+        raise diff.DiffError(f"run {run.metadata.run_id} has no scenario {', '.join(unknown)}")
+    return explain.run_text(run, config.ids, explain.Options(all_checks=config.all_checks))
 
 
 @dataclasses.dataclass

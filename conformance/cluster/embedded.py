@@ -242,8 +242,9 @@ class EmbeddedBackend:
         return owners.read(self.state_dir(cluster))
 
 
-# Folders of the state root that are not embedded clusters: the kind backend's (kind.KindBackend).
-RESERVED_NAMES = frozenset({"kind"})
+# Folders of the state root that are not embedded clusters: the kind backend's (kind.KindBackend),
+# the existing backend's (its kwok controllers) and the dev sessions' (conformance/dev).
+RESERVED_NAMES = frozenset({"kind", "existing", "dev"})
 
 
 def _kwokctl() -> versions.Component:

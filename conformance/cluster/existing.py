@@ -7,6 +7,12 @@ An implementation's webhook running on this machine must be reachable from the c
 server: `host_address` is this machine's address as the cluster sees it (default: the local
 address of a connection to the API server, right for a cluster on another machine; a kind
 cluster reached by kubeconfig needs kind's Docker network gateway instead).
+
+With `lend_nodes` (`--lend-nodes N`) the cluster's own nodes run the containers of the scenarios
+that ask for real ones (`real_nodes`): N of its Ready, schedulable, untainted workers, each
+labelled as lent (nodes.LENT_NODE_LABEL) for a scenario's time, the label taken off by `down`.
+The images those scenarios run must be pullable there (`--workload-images`): the kit cannot load
+the images it builds into someone else's nodes.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ class ExistingBackend:
         state_root: pathlib.Path | None = None,
         progress: Progress = _stderr,
         tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
+        lend_nodes: int = 0,
     ) -> None:
         self._given = kubeconfig is not None
         self.kubeconfig = kubeconfig or _default_kubeconfig()
@@ -55,6 +62,7 @@ class ExistingBackend:
         self.state_root = state_root or cache.state_dir() / "existing"
         self.progress = progress
         self.tools = tools
+        self.lend_nodes = lend_nodes
 
     def state_dir(self, cluster: str) -> pathlib.Path:
         return self.state_root / cluster
@@ -72,6 +80,7 @@ class ExistingBackend:
         except (kubernetes.config.ConfigException, ValueError) as err:
             raise base.ClusterError(f"existing backend: cannot use {self.kubeconfig} (context {self.context or 'current'}): {err}") from err
         kube.wait_ready(api, READY_TIMEOUT_S)
+        lent = self._nodes_to_lend(api)
         controller = self._kwok(cluster)
         reused = controller.running()
         controller.start(self.progress)
@@ -86,8 +95,22 @@ class ExistingBackend:
             raise
         return base.ClusterHandle(
             name=cluster, backend=self.name, kubeconfig=self.kubeconfig, context=self.context, owned=not reused, reused=reused,
-            state_dir=self.state_dir(cluster), host_address=self.host_address or self._local_address(api), node_selector=(nodes.KIT_NODE_SELECTOR,),
+            state_dir=self.state_dir(cluster), host_address=self.host_address or self._local_address(api),
+            node_selector=(nodes.KIT_NODE_SELECTOR, nodes.LENT_NODE_SELECTOR) if lent else (nodes.KIT_NODE_SELECTOR,), real_nodes=lent,
         )
+
+    def _nodes_to_lend(self, api: kubernetes.client.ApiClient) -> tuple[str, ...]:
+        """The first `lend_nodes` (by name) of the cluster's nodes that can run a scenario's
+        containers; a ClusterError naming what was found where there are fewer."""
+        if not self.lend_nodes:
+            return ()
+        found = lendable_nodes(kubernetes.client.CoreV1Api(api).list_node().items)
+        if len(found) < self.lend_nodes:
+            raise base.ClusterError(
+                f"existing backend: --lend-nodes {self.lend_nodes}, but the cluster has {len(found)} node(s) that can run a scenario's containers "
+                f"(Ready, schedulable, without NoSchedule or NoExecute taints, not a control plane, not the kit's){': ' + ', '.join(found) if found else ''}"
+            )
+        return tuple(found[: self.lend_nodes])
 
     def _local_address(self, api: kubernetes.client.ApiClient) -> str:
         """The address this machine reaches the API server from: how the server sees it."""
@@ -99,7 +122,8 @@ class ExistingBackend:
     def preflight(self) -> list[str]:
         """What stops this backend from working, one line each, before any scenario runs: no
         kubeconfig, one that does not load, an unknown context, an API server that does not
-        answer within PREFLIGHT_TIMEOUT_S. Empty when it is usable."""
+        answer within PREFLIGHT_TIMEOUT_S, fewer nodes to lend than `--lend-nodes` asks for. Empty
+        when it is usable."""
         where = "KUBECONFIG" if os.environ.get("KUBECONFIG") else "the default"
         if not self.kubeconfig.is_file():
             return [f"existing backend: kubeconfig {self.kubeconfig} ({where if not self._given else 'given'}) does not exist; pass --kubeconfig PATH (and --context NAME)"]
@@ -122,15 +146,30 @@ class ExistingBackend:
             kube.wait_ready(api, PREFLIGHT_TIMEOUT_S)
         except base.ClusterError as err:
             return [f"existing backend: the API server {api.configuration.host} (context {self.context or 'current'}) does not answer: {err}"]
+        try:
+            self._nodes_to_lend(api)
+        except base.ClusterError as err:
+            return [str(err)]
         return []
 
     def down(self, cluster: str) -> None:
         """Remove the kit's nodes and stop its kwok controller; the cluster itself stays."""
         self._kwok(cluster).stop()
         removed = kwok_controller.delete_kit_nodes(self.kubeconfig, self.context) if self.kubeconfig.is_file() else []
+        returned = self._return_lent_nodes() if self.kubeconfig.is_file() else []
         if self.state_dir(cluster).exists():
             shutil.rmtree(self.state_dir(cluster), ignore_errors=True)
-        self.progress(f"existing backend: cluster {cluster} is not the kit's to stop; removed the kit's {len(removed)} nodes and its kwok controller")
+        self.progress(f"existing backend: cluster {cluster} is not the kit's to stop; removed the kit's {len(removed)} nodes and its kwok controller"
+                      + (f"; took the lent label off {', '.join(returned)}" if returned else ""))
+
+    def _return_lent_nodes(self) -> list[str]:
+        """Take the lent label off every node that carries it (a killed run's too)."""
+        core = kubernetes.client.CoreV1Api(kube.client(self.kubeconfig, self.context))
+        key, value = nodes.LENT_NODE_LABEL
+        carrying = [kube.name_of(n) for n in core.list_node(label_selector=f"{key}={value}").items]
+        for name in carrying:
+            core.patch_node(name, {"metadata": {"labels": {key: None}}})
+        return carrying
 
     def status(self, cluster: str) -> base.ClusterStatus:
         try:
@@ -138,6 +177,33 @@ class ExistingBackend:
         except (base.ClusterError, kubernetes.config.ConfigException, OSError, ValueError) as err:
             return base.ClusterStatus(cluster, self.name, False, self.kubeconfig, str(err))
         return base.ClusterStatus(cluster, self.name, True, self.kubeconfig, f"context {self.context or 'current'}")
+
+
+# The taints that keep a pod without tolerations off a node.
+REPELLING_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+
+
+def lendable_nodes(found: Sequence[kubernetes.client.V1Node]) -> list[str]:
+    """The names, sorted, of the nodes a scenario's pods can run on as they are written (no
+    tolerations, no node selector): Ready, schedulable, untainted, not a control plane, and not
+    one of the kit's kwok nodes."""
+    names = []
+    for node in found:
+        labels = kube.meta(node).labels or {}
+        annotations = kube.meta(node).annotations or {}
+        spec = node.spec or kubernetes.client.V1NodeSpec()
+        conditions = {c.type: c.status for c in (node.status.conditions if node.status else None) or []}
+        if (
+            annotations.get(nodes.KWOK_NODE_ANNOTATION) == "fake"
+            or any(label in labels for label in CONTROL_PLANE_LABELS)
+            or spec.unschedulable
+            or any(t.effect in REPELLING_TAINT_EFFECTS for t in spec.taints or [])
+            or conditions.get("Ready") != "True"
+        ):
+            continue
+        names.append(kube.name_of(node))
+    return sorted(names)
 
 
 def _default_kubeconfig() -> pathlib.Path:

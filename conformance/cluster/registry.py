@@ -27,6 +27,7 @@ def backend(
     kube_version: str | None = None,
     kind_images: tuple[str, ...] = (),
     kind_device_plugin: bool = False,
+    lend_nodes: int = 0,
 ) -> base.ClusterBackend:
     """`owner`: the process a cluster the kit creates belongs to (embedded, kind: removed with it;
     see owners.py);
@@ -36,7 +37,8 @@ def backend(
     cluster's API server reaches it (default: the address it is reached from); `kube_version`: the
     pinned Kubernetes release an embedded cluster runs, or kind's node image is of (None: the
     default); `kind_images`: images of this machine's engine kind loads into its real workers;
-    `kind_device_plugin`: the fake device plugin on those workers."""
+    `kind_device_plugin`: the fake device plugin on those workers; `lend_nodes`: how many of an
+    existing cluster's own nodes scenarios that run real containers may be lent."""
     said: _Said = {"progress": progress} if progress else {}
     if name == "embedded":
         return embedded.EmbeddedBackend(owner=owner, kube_version=kube_version or versions.KUBERNETES_VERSION, **said)
@@ -46,5 +48,5 @@ def backend(
             return kind.KindBackend(workers=kind_workers, node_image=kind_image, node_kube=None, owner=owner, images=kind_images, device_plugin=kind_device_plugin, **said)
         return kind.KindBackend(workers=kind_workers, node_image=versions.kind_node_image(kube), node_kube=kube, owner=owner, images=kind_images, device_plugin=kind_device_plugin, **said)
     if name == "existing":
-        return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, **said)
+        return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, lend_nodes=lend_nodes, **said)
     raise base.ClusterError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")

@@ -27,7 +27,7 @@ def scenario_to_dict(sc: results.ScenarioResult) -> dict[str, Any]:
     out["cites"] = list(sc.cites)
     out["requires"] = list(sc.requires)
     out["missing_capabilities"] = list(sc.missing_capabilities)
-    out["checks"] = list(out["checks"])
+    out["checks"] = [{**check, "looked_at": list(check["looked_at"])} for check in out["checks"]]
     out["timeline"] = list(out["timeline"])
     out["attempts"] = [scenario_to_dict(a) for a in sc.attempts]
     return out
@@ -45,7 +45,7 @@ def scenario_from_dict(d: Mapping[str, Any]) -> results.ScenarioResult:
         status=results.Status(d["status"]),
         reason=d["reason"],
         duration_s=d["duration_s"],
-        checks=tuple(results.Check(**c) for c in d.get("checks", ())),
+        checks=tuple(results.Check(**{**c, "looked_at": tuple(c.get("looked_at", ()))}) for c in d.get("checks", ())),
         timeline=tuple(results.TimelineEntry(**t) for t in d.get("timeline", ())),
         missing_capabilities=tuple(d.get("missing_capabilities", ())),
         figures=dict(d.get("figures", {})),

@@ -8,6 +8,7 @@ implementation process is a failure.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import time
@@ -45,6 +46,28 @@ def _kinds_named(node: object) -> Iterator[str]:
     elif isinstance(node, (list, tuple)):
         for value in node:
             yield from _kinds_named(value)
+
+
+# The kinds a predicate reads by its own name, beside the ones its spec names.
+READ_BY_KIND = {"pods": ("Pod",), "placement": ("Pod", "Node"), "event": ("Event",), "endpoints": ("EndpointSlice", "Service")}
+
+
+def looked_at(spec: object) -> tuple[str, ...]:
+    """The kinds of object a check reads: those its predicate (or timeline spec, or a step's
+    object) names, and those its predicate reads by its kind (`pods` reads Pods). Sorted; empty
+    when none is named (every kind explains it)."""
+    if isinstance(spec, models.Predicate):
+        named = set(_kinds_named(spec.spec)) | set(READ_BY_KIND.get(spec.kind, ()))
+        if spec.kind == "every" and "objects" not in spec.spec:
+            named.add("Pod")
+        return tuple(sorted(named))
+    return tuple(sorted(set(_kinds_named(spec))))
+
+
+def _step_looked_at(step: models.Step) -> tuple[str, ...]:
+    if step.expectation is not None:
+        return looked_at(step.expectation.predicate or step.expectation.timeline_spec)
+    return looked_at(step.spec)
 
 
 def observed_kinds(sc: models.Scenario) -> tuple[str, ...]:
@@ -108,16 +131,36 @@ def not_applicable(sc: models.Scenario, implementation: impl_base.Implementation
 
 def backend_gap(sc: models.Scenario, backend: str, capacity: int, images: Mapping[str, str] | None = None) -> str:
     """Why the scenario cannot run on this backend: it asks for more nodes that run containers
-    (`real_nodes`) than the backend lends, or for workload images the run did not prepare (only
-    `vck run` builds them) ('' when it can run)."""
+    (`real_nodes`) than the backend lends, for workload images the run did not prepare (only
+    `vck run` builds them, and only kind can load them), or for GPUs on real nodes, which the
+    kit's fake device plugin gives only on kind ('' when it can run)."""
     if sc.real_nodes > capacity:
-        lends = f"lends {capacity}" if capacity else "lends none (its nodes are simulated)" if backend == "embedded" else "lends none"
-        hint = "; run it with --backend kind" if backend != "kind" else f"; run it with --kind-workers {sc.real_nodes}"
-        return f"needs {sc.real_nodes} nodes that run containers; the {backend} backend {lends}{hint}"
-    missing = sorted(workload_images.placeholders(sc.written()) - set(images or {})) if sc.real_nodes else []
+        return f"needs {sc.real_nodes} node{'s' if sc.real_nodes > 1 else ''} that run containers; the {backend} backend {_lends(backend, capacity)}{_more_nodes(backend, sc.real_nodes)}"
+    if not sc.real_nodes:
+        return ""
+    missing = sorted(workload_images.placeholders(sc.written()) - set(images or {}))
+    if missing and backend == "existing":
+        return f"needs the workload images {', '.join(missing)}: on an existing cluster name images its nodes can pull with --workload-images (the kit cannot load the ones it builds there)"
     if missing:
         return f"needs the workload images {', '.join(missing)}, which `vck run` builds (or takes from --workload-images); this run has none"
+    if backend != "kind" and workload_images.requests_resource(sc.written(), "nvidia.com/gpu"):
+        return "its containers ask for nvidia.com/gpu, which the kit's fake device plugin gives only on kind's workers; run it with --backend kind"
     return ""
+
+
+def _lends(backend: str, capacity: int) -> str:
+    if capacity:
+        return f"lends {capacity}"
+    return "lends none (its nodes are simulated)" if backend == "embedded" else "lends none"
+
+
+def _more_nodes(backend: str, wanted: int) -> str:
+    """How to give the scenario the real nodes it asks for."""
+    if backend == "kind":
+        return f"; run it with --kind-workers {wanted}"
+    if backend == "existing":
+        return f"; lend it {wanted} of the cluster's worker nodes with --lend-nodes {wanted}"
+    return "; run it with --backend kind"
 
 
 def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = False, attempt: int = 1) -> results.ScenarioResult:
@@ -198,22 +241,25 @@ def _play(sc: models.Scenario, step_ctx: steps.StepContext, rec: recorder.Record
     """Apply the setup objects, run the steps, then judge the expectations that apply to the
     implementation's Volcano release, appending each check; the reason when a step made the
     scenario fail (None otherwise)."""
+    current: models.Step | None = None
     try:
         steps.apply_setup(step_ctx, sc.setup)
         for step in sc.steps:
+            current = step
             check = steps.run(step_ctx, step)
             if check is not None:
-                checks.append(check)
+                checks.append(dataclasses.replace(check, looked_at=_step_looked_at(step)))
                 if first_failure and not check.passed:
                     return None
         for exp in sc.expect:
             if not exp.applies_to(step_ctx.release):
                 continue  # a check of another release's behaviour: left out, as its scenario would be
-            checks.append(judge.expectation(rec, exp, time_scale, step_ctx.step_ends, step_ctx.step_starts))
-            if first_failure and not checks[-1].passed:
+            check = judge.expectation(rec, exp, time_scale, step_ctx.step_ends, step_ctx.step_starts)
+            checks.append(dataclasses.replace(check, looked_at=looked_at(exp.predicate or exp.timeline_spec)))
+            if first_failure and not check.passed:
                 return None
     except steps.StepFailed as err:
         if err.check is not None:
-            checks.append(err.check)
+            checks.append(dataclasses.replace(err.check, looked_at=_step_looked_at(current) if current is not None else ()))
         return str(err)
     return None

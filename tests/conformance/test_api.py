@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conformance import api
+from conformance import api, scaffold
 from conformance.report import diff
 from tests import suite_runs
 
@@ -64,6 +64,11 @@ def test_a_run_loads_each_file_once_and_takes_its_results_back_in_process(tmp_pa
 def test_operations_answer_with_objects(tmp_path: pathlib.Path) -> None:
     path = api.new_scenario(api.NewConfig("mine", "first-check", tmp_path / "scenarios"))
     assert path == tmp_path / "scenarios" / "mine" / "first-check.yaml"
+    for shape in scaffold.SHAPES:
+        made = api.new_scenario(api.NewConfig("mine", f"shape-{shape}", tmp_path / "scenarios", shape))
+        assert not [p for p in api.validate_scenarios(api.ValidateConfig([made])) if p.is_error]
+    with pytest.raises(scaffold.ScaffoldError, match="shape 'round'"):
+        api.new_scenario(api.NewConfig("mine", "odd", tmp_path / "scenarios", "round"))
     problems = api.validate_scenarios(api.ValidateConfig([path, tmp_path / "missing.yaml"]))
     assert [(pathlib.Path(p.file).name, p.message) for p in problems if p.is_error] == [("missing.yaml", "no such file or folder")]
     status = dict((comp.name, hit) for comp, hit in api.toolchain_status())

@@ -46,6 +46,18 @@ def test_run_config_defaults_to_auto_and_asks_xdist_to_steal_work() -> None:
     assert any("--jobs" in p for p in api.RunConfig(jobs="none").validate())
 
 
+def test_a_keyword_selecting_one_scenario_starts_one_worker() -> None:
+    """`vck run -k gang-full-occupancy` once started a worker per four of all 378 scenarios: the
+    count is that of what -k leaves, judged by pytest's collection."""
+    config = api.RunConfig(keyword="gang-full-occupancy")
+    assert not api.problems(config)
+    assert config.keyword_ids == ("gang-full-occupancy",)
+    assert config.workers() == 1 and "-n" not in api.pytest_args(config)
+    wide = api.RunConfig(keyword="gang or queue")
+    assert not api.problems(wide) and wide.keyword_ids is not None
+    assert wide.workers() == parallel.auto_workers(len(wide.keyword_ids)) and len(wide.keyword_ids) < len(wide.selected())
+
+
 def _result(name: str, duration: float, phases: dict[str, float]) -> results.ScenarioResult:
     return results.ScenarioResult(
         id=name, suite="s", title=name, level=results.Level.MUST, cites=(), requires=(), path="p",

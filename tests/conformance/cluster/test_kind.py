@@ -25,7 +25,7 @@ from conformance.cluster import (
     workload_images,
 )
 from conformance.toolchain import versions
-from tests.suite_runs import REPO, explain, vck_run, verdicts
+from tests.suite_runs import BROKEN_TIME_SCALE, REPO, explain, vck_run, verdicts
 
 pytestmark = [pytest.mark.cluster, pytest.mark.kind]
 # The suites the kind check runs: the scheduler's core (gang, queue) and the job plugins, whose
@@ -119,6 +119,26 @@ def test_a_scenario_gets_its_node_shapes_on_an_existing_cluster(tmp_path: pathli
     core = kubernetes.client.CoreV1Api(kube.client(handle.kubeconfig, handle.context))
     left = [n.metadata.name for n in core.list_node().items if (n.metadata.annotations or {}).get("kwok.x-k8s.io/node") == "fake"]
     assert not left, f"the kit's nodes were left on the existing cluster: {left}"
+
+
+def test_an_existing_cluster_lends_its_node_to_a_workload(tmp_path: pathlib.Path, engine: docker.Engine, bare_kind: tuple[kind.KindBackend, base.ClusterHandle]) -> None:
+    """The kind cluster reached only by kubeconfig, its worker lent (`--lend-nodes 1`): a real
+    container's exit code restarts its task, on the reference, and not with its policies off;
+    the worker carries no lent label after. The image is the user's (here the kit's, already on
+    the worker, as a pulled one would be)."""
+    backend, handle = bare_kind
+    image = workload_images.RECIPES["mpi"].tag()
+    if not engine.has_image(image):
+        pytest.skip(f"the workload image {image} is not built here: `vck run --backend kind --suite workloads` builds it (about two minutes)")
+    subprocess.run([backend.kind_binary(), "load", "docker-image", image, "--name", handle.name, "--nodes", ",".join(handle.real_nodes)], check=True, capture_output=True, timeout=600)
+    scenario = "workloads-exit-code-restarts-task"
+    common = ("--kubeconfig", str(handle.kubeconfig), "--context", str(handle.context), "--host-address", handle.host_address, "--lend-nodes", "1", "--workload-images", f"mpi={image}", "-k", scenario)
+    proc, report = vck_run(tmp_path / "reference", *common)
+    assert report["run"]["backend"] == "existing" and verdicts(report) == {scenario: "passed"}, explain(report) + proc.stderr[-2000:]
+    _, broken = vck_run(tmp_path / "broken", *common, "--impl", "reference:broken=policies", "--time-scale", BROKEN_TIME_SCALE)
+    assert verdicts(broken) == {scenario: "failed"}, explain(broken)
+    core = kubernetes.client.CoreV1Api(kube.client(handle.kubeconfig, handle.context))
+    assert not core.list_node(label_selector="conformance.vck.io/lent=true").items, "the lent label was left on the cluster's node"
 
 
 def test_a_killed_kind_run_leaves_a_cluster_that_list_shows_and_prune_deletes(tmp_path: pathlib.Path, engine: docker.Engine) -> None:

@@ -55,7 +55,9 @@ def test_simulated_nodes_beside_real_ones_are_refused_with_their_line() -> None:
     ("backend", "capacity", "said"),
     [
         ("embedded", 0, "needs 2 nodes that run containers; the embedded backend lends none (its nodes are simulated); run it with --backend kind"),
-        ("existing", 0, "needs 2 nodes that run containers; the existing backend lends none; run it with --backend kind"),
+        ("existing", 0, "needs 2 nodes that run containers; the existing backend lends none; lend it 2 of the cluster's worker nodes with --lend-nodes 2"),
+        ("existing", 1, "needs 2 nodes that run containers; the existing backend lends 1; lend it 2 of the cluster's worker nodes with --lend-nodes 2"),
+        ("existing", 2, ""),
         ("kind", 1, "needs 2 nodes that run containers; the kind backend lends 1; run it with --kind-workers 2"),
         ("kind", 2, ""),
         ("kind", 3, ""),
@@ -87,6 +89,18 @@ def test_a_run_without_the_workload_images_makes_the_scenario_not_applicable() -
     sc = loader.load_stream(io.StringIO(WORKLOAD), "case.yaml")
     assert "needs the workload images mpi, which `vck run` builds" in scenario_run.backend_gap(sc, "kind", 2, {})
     assert scenario_run.backend_gap(sc, "kind", 2, {"mpi": "vck-workload-mpi:abc"}) == ""
+    # An existing cluster's nodes pull their images: only the user's can be there.
+    assert "on an existing cluster name images its nodes can pull with --workload-images" in scenario_run.backend_gap(sc, "existing", 2, {})
+    assert scenario_run.backend_gap(sc, "existing", 2, {"mpi": "registry.example/mpi:1"}) == ""
+
+
+def test_gpus_on_real_nodes_are_only_kinds() -> None:
+    """The fake device plugin is deployed on kind's workers only: elsewhere a real pod asking for
+    GPUs would wait for ever, so the scenario is not applicable, saying why."""
+    sc = loader.load_stream(io.StringIO(WORKLOAD.replace("image: vck.workload/mpi}", "image: vck.workload/mpi, resources: {limits: {nvidia.com/gpu: 2}}}")), "case.yaml")
+    images = {"mpi": "registry.example/mpi:1"}
+    assert scenario_run.backend_gap(sc, "kind", 1, images) == ""
+    assert "fake device plugin gives only on kind's workers" in scenario_run.backend_gap(sc, "existing", 1, images)
 
 
 def test_a_node_step_beside_real_nodes_is_refused() -> None:
@@ -113,3 +127,15 @@ def test_a_kind_run_gets_the_real_workers_its_selection_after_k_asks_for(tmp_pat
     # Elsewhere no worker is raised: the scenarios are not applicable there.
     embedded = run_config.RunConfig(scenarios=(tmp_path,), reports=None)
     assert raise_kind_workers(embedded) == [] and embedded.backend.kind_workers == 0
+    # An existing cluster lends what the user lends; its scenarios are chosen, no worker raised.
+    existing = run_config.RunConfig(scenarios=(tmp_path,), backend=run_config.BackendConfig("existing", lend_nodes=1), reports=None)
+    assert sorted(sc.id for sc in raise_kind_workers(existing)) == ["alpha", "beta"] and existing.backend.kind_workers == 0
+    assert raise_kind_workers(run_config.RunConfig(scenarios=(tmp_path,), backend=run_config.BackendConfig("existing"), reports=None)) == []
+
+
+def test_lending_nodes_is_the_existing_backends_and_never_negative() -> None:
+    assert run_config.BackendConfig("existing", lend_nodes=2).real_node_capacity() == 2
+    assert run_config.BackendConfig("kind", kind_workers=3).real_node_capacity() == 3
+    assert run_config.BackendConfig("embedded").real_node_capacity() == 0
+    assert any("only an existing cluster lends its own nodes" in p for p in run_config.BackendConfig("kind", lend_nodes=1).validate())
+    assert any("--lend-nodes -1: must be 0 or more" in p for p in run_config.BackendConfig("existing", lend_nodes=-1).validate())

@@ -165,7 +165,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 # What a dev run takes from its session, not from the command line: refused when given.
-DEV_OWN_FLAGS = (("implementation", "--impl"), ("backend.name", "--backend"), ("backend.kubeconfig", "--kubeconfig"), ("backend.kube_version", "--kube-version"), ("backend.kind_workers", "--kind-workers"), ("backend.lend_nodes", "--lend-nodes"))
+DEV_OWN_FLAGS = (
+    ("implementation", "--impl"), ("backend.name", "--backend"), ("backend.kubeconfig", "--kubeconfig"), ("backend.context", "--context"),
+    ("backend.host_address", "--host-address"), ("backend.kube_version", "--kube-version"), ("backend.kind_image", "--kind-image"),
+    ("backend.kind_workers", "--kind-workers"), ("backend.lend_nodes", "--lend-nodes"), ("workload_images", "--workload-images"),
+)
 
 
 def _dev_problems(args: argparse.Namespace, config: api.RunConfig) -> list[str]:
@@ -465,8 +469,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", dest="timeout_s", type=_duration, default=None, help="a deadline for the whole run (30m, 3600s): a run that reaches it stops, is reported as interrupted and exits 124")
     run.add_argument("--collect-only", action="store_true", help="list the scenarios the run would run (with --suite, -k and paths applied), and run nothing")
     run.add_argument("--durations", type=pathlib.Path, default=None, help="an earlier run's report.json: the scenarios it shows as long start first (default: the last whole run's under --reports, else reports/reference's)")
-    run.add_argument("--dev", dest="dev", action="store_const", const="dev", default=None, help="run on the warm dev session (`vck dev up`) in its one process: seconds for a scenario, its failures explained here")
-    run.add_argument("--dev-session", dest="dev", default=None, help="run on the dev session of this name (`vck dev up --name NAME`)")
+    on_dev = run.add_mutually_exclusive_group()
+    on_dev.add_argument("--dev", dest="dev", action="store_const", const="dev", default=None, help="run on the warm dev session (`vck dev up`) in its one process: seconds for a scenario, its failures explained here")
+    on_dev.add_argument("--dev-session", dest="dev", default=None, help="run on the dev session of this name (`vck dev up --name NAME`)")
     run.add_argument("--watch", action="store_true", default=None, help="with --dev: run again whenever a scenario file under the paths changes (the changed files, and what failed last)")
     run.add_argument("--workload-images", dest="workload_images", default=None, help="the workloads suite's images instead of the ones the kit builds here: mpi=IMAGE,torch=IMAGE,ray=IMAGE (present in the engine or pullable)")
     run.add_argument("--repeat", type=int, default=1, help="run every selected scenario N times, interleaved and spread over the workers; a scenario whose attempts end differently is FLAKY and the run is not certified (docs/flakes.md)")
@@ -617,7 +622,7 @@ def _command(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print(f"vck: interrupted by {interrupts.reason()}; cleaned up", file=sys.stderr)
         return interrupts.RECORD.exit_status()
-    except (errors.ToolchainError, base.ClusterError, nodes.NodeSpecError, impl_base.ImplementationError, scaffold.ScaffoldError) as err:
+    except (errors.ToolchainError, base.ClusterError, nodes.NodeSpecError, impl_base.ImplementationError, scaffold.ScaffoldError, api.DevError) as err:
         print(f"vck: {err}", file=sys.stderr)
         return 2
 

@@ -192,8 +192,9 @@ class RunConfig:
     _loaded: tuple[tuple[str, ...], list[models.Scenario], list[loader.Problem]] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
     _shard_durations: dict[str, float] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
     # The ids `-k` selects, as pytest's own collection judged them (api.run: judged once, before
-    # anything starts); None: not judged yet, or no `-k`.
+    # anything starts), and the `-k` they are of; None: not judged yet.
     keyword_ids: tuple[str, ...] | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+    keyword_judged: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     # --- validation -------------------------------------------------------------------------------
     def validate(self) -> list[str]:
@@ -311,7 +312,9 @@ class RunConfig:
         if jobs != parallel.AUTO:
             return int(jobs)
         # After -k: a run of one scenario starts one worker, whatever the paths hold.
-        runs = (len(self.keyword_ids) if self.keyword and self.keyword_ids is not None else len(self.selected())) * self.repeat
+        judged = self.keyword and self.keyword_ids is not None and self.keyword_judged == self.keyword
+        # The collection holds each repeated scenario's every attempt: scenarios are counted once.
+        runs = (len(set(self.keyword_ids or ())) if judged else len(self.selected())) * self.repeat
         if self.backend.name == "existing":
             return 1
         if self.backend.name == "kind":

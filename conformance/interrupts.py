@@ -44,12 +44,22 @@ class Interrupts:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.interrupt(signum)
+
+    def interrupt(self, signum: int) -> None:
+        """Record the signal and raise it as KeyboardInterrupt, or hold it until `deferred()` ends
+        (for a handler of the process's own, a dev session's)."""
         if self.received is None:
             self.received = signal.Signals(signum)
         if self._deferring:
             self._pending = True
             return
         raise KeyboardInterrupt(self.describe())
+
+    def forget(self) -> None:
+        """A process that outlives an interruption (a dev session): the next one is its own."""
+        self.received = None
+        self._pending = False
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:

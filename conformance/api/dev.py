@@ -56,8 +56,10 @@ class DevConfig:
 
     def validate(self) -> list[str]:
         problems = self.run.validate_settings()
-        if not self.name.replace("-", "").isalnum() or not self.name[:1].isalpha() or len(self.name) > 20:
-            problems.append(f"--name {self.name!r}: letters, digits and '-', starting with a letter, at most 20 characters")
+        try:
+            protocol.check_name(self.name)
+        except DevError as err:
+            problems.append(str(err))
         return problems
 
 
@@ -70,12 +72,16 @@ class DevStatus:
 
 # --- up, status, down ----------------------------------------------------------------------------
 def dev_up(config: DevConfig, progress: Progress = _stderr) -> protocol.SessionInfo:
-    """Start the session and return once it runs scenarios (DevError: one of that name is up, or
-    it could not start; what it started is gone again). Ctrl-C stops it and leaves nothing."""
+    """Start the session and return once it runs scenarios (DevError: one of that name is up or
+    starting, or it could not start; what it started is gone again). Ctrl-C stops it and leaves
+    nothing."""
     where = protocol.folder(config.name)
     running = protocol.read(where)
     if running is not None and running.alive():
         raise DevError(f"dev session {config.name!r} is up already (pid {running.pid}, {running.implementation} on {running.backend}): `vck dev down` first, or `vck dev up --name OTHER`")
+    starting = protocol.starting(where)
+    if starting is not None and starting.alive():
+        raise DevError(f"dev session {config.name!r} is starting (pid {starting.pid}): wait for it, or `vck dev down --name {config.name}`")
     _remove_leftovers(config.name, progress)
     _prepare_here(config.run, progress)
     where.mkdir(parents=True, exist_ok=True)
@@ -87,14 +93,23 @@ def dev_up(config: DevConfig, progress: Progress = _stderr) -> protocol.SessionI
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
     owner = _owner_of(server.pid)
+    if owner is not None:
+        protocol.mark_starting(where, owner)
     try:
         return _follow_until_ready(server, where, progress)
     except BaseException:
-        # Interrupted, or it failed: it stops what it started (SIGTERM); else it is killed, and
+        # Interrupted, or it failed: it stops what it started (SIGTERM), else it is killed; then
         # the clusters it owned and its folder are removed.
-        if owner is not None and not _stop(owner, progress):
+        if server.poll() is None:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(DOWN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                progress(f"dev session process {server.pid} did not stop within {DOWN_TIMEOUT_S:.0f}s; killing it")
+                server.kill()
+                server.wait()
+        if owner is not None:
             clusters.prune_clusters(clusters.PruneConfig(owner=owner), progress)
-        server.wait()
         _remove_leftovers(config.name, progress)
         raise
 
@@ -104,15 +119,14 @@ def _owner_of(pid: int) -> owners.Owner | None:
     return owners.Owner(pid, int(fields[19]), "vck dev up") if fields is not None else None
 
 
-def _stop(owner: owners.Owner, progress: Progress) -> bool:
-    """SIGTERM, and the time to stop what it started; SIGKILL after. True when it stopped itself."""
+def _stop(owner: owners.Owner, progress: Progress) -> None:
+    """SIGTERM, and the time to stop what it started; SIGKILL after."""
     _signal(owner.pid, signal.SIGTERM)
     if _wait_gone(owner, DOWN_TIMEOUT_S):
-        return True
+        return
     progress(f"dev session process {owner.pid} did not stop within {DOWN_TIMEOUT_S:.0f}s; killing it")
     _signal(owner.pid, signal.SIGKILL)
     _wait_gone(owner, 10.0)
-    return False
 
 
 def _prepare_here(config: run_config.RunConfig, progress: Progress) -> None:
@@ -135,8 +149,9 @@ def _follow_until_ready(server: subprocess.Popen[bytes], where: pathlib.Path, pr
             if info is not None and info.pid == server.pid:
                 return info
             if server.poll() is not None:
-                tail = "".join(log.readlines()[-20:])
-                raise DevError(f"the dev session did not start (exit {server.returncode}); its log: {where / protocol.LOG_FILE}{chr(10) + tail if tail else ''}")
+                for line in iter(log.readline, ""):
+                    progress(line.rstrip("\n"))  # its last words, before its folder goes
+                raise DevError(f"the dev session did not start (exit {server.returncode}): its log is above")
             if time.monotonic() > deadline:
                 raise DevError(f"the dev session was not ready within {UP_TIMEOUT_S:.0f}s; its log: {where / protocol.LOG_FILE}")
             # Following a log file: there is nothing to wait on but the file growing.
@@ -169,6 +184,7 @@ def dev_down(name: str = protocol.DEFAULT_NAME, progress: Progress = _stderr) ->
         stopped = False
     if not stopped:
         _stop(info.owner(), progress)
+        clusters.prune_clusters(clusters.PruneConfig(owner=info.owner()), progress)
     # Whatever a session that had to be killed left (its cluster, its folder).
     _remove_leftovers(name, progress)
     return True
@@ -201,9 +217,12 @@ def _remove_leftovers(name: str, progress: Progress) -> None:
     """A session that is gone: its cluster (owned by its process) and its folder."""
     where = protocol.folder(name)
     info = protocol.read(where)
-    if info is not None and not info.alive():
-        clusters.prune_clusters(clusters.PruneConfig(owner=info.owner()), progress)
-    if where.exists() and (info is None or not info.alive()):
+    starting = protocol.starting(where)
+    if (info is not None and info.alive()) or (starting is not None and starting.alive()):
+        return  # up, or coming up: nothing of it is left over
+    for owner in (o for o in (info.owner() if info else None, starting) if o is not None):
+        clusters.prune_clusters(clusters.PruneConfig(owner=owner), progress)
+    if where.exists():
         shutil.rmtree(where, ignore_errors=True)
     with contextlib.suppress(OSError):
         protocol.root().rmdir()  # the last session's: an empty folder is state too
@@ -217,10 +236,18 @@ def list_sessions() -> list[protocol.SessionInfo]:
 
 
 def prune_sessions(progress: Progress = lambda _: None) -> list[str]:
-    """Remove the folders (and clusters) of sessions whose process is gone; their names."""
-    gone = [info.name for info in list_sessions() if not info.alive()]
-    for name in gone:
-        _remove_leftovers(name, progress)
+    """Remove the folders (and clusters) of sessions whose process is gone, up or starting when it
+    went; their names."""
+    root = protocol.root()
+    gone = []
+    for where in sorted(root.iterdir()) if root.is_dir() else []:
+        if not where.is_dir() or not protocol.NAME.match(where.name):
+            continue
+        info, starting = protocol.read(where), protocol.starting(where)
+        if (info is not None and info.alive()) or (starting is not None and starting.alive()):
+            continue
+        _remove_leftovers(where.name, progress)
+        gone.append(where.name)
     return gone
 
 
@@ -253,12 +280,14 @@ def run_dev(config: run_config.RunConfig, progress: Progress = _stderr, paths: S
     began = time.monotonic()
     got: list[results.ScenarioResult] = []
     total, versions = 0, {}
-    interrupted = False
+    interrupted = finished = False
     try:
         for answer in protocol.request(info, message):
             event = answer.get("event")
             if event in ("refused", "invalid"):
                 return DevRun(None, None, tuple(answer.get("problems") or ()))
+            if event == "error":
+                raise DevError(f"dev session {info.name} could not run it: {answer.get('message')}; its log: {protocol.folder(info.name) / protocol.LOG_FILE}")
             if event == "selected":
                 total, versions = len(answer["ids"]), dict(answer.get("versions") or {})
                 for warning in answer.get("warnings") or ():
@@ -271,9 +300,13 @@ def run_dev(config: run_config.RunConfig, progress: Progress = _stderr, paths: S
                     progress(explain.text(result))
             elif event == "interrupted":
                 interrupted = True
+            elif event == "done":
+                finished = True
     except KeyboardInterrupt:
         # Leaving closes the connection: the session interrupts the scenario and cleans it up.
         interrupted = True
+    if not (finished or interrupted):
+        raise DevError(f"dev session {info.name} ended the run before its end (is it still up? `vck dev status --name {info.name}`); its log: {protocol.folder(info.name) / protocol.LOG_FILE}")
     if interrupted and not got:
         return DevRun(None, None, (), interrupted=True)
     written = _write(config, info, versions, got, started, total, "SIGINT" if interrupted else "")
@@ -294,7 +327,7 @@ def _write(
     run_id = config.run_id or "dev-" + datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S-%f")[:-3]
     as_run = dataclasses.replace(config, implementation=info.implementation, backend=dataclasses.replace(config.backend, name=info.backend))
     collected = bridge.Collected(results=got, started=started, workers=1, selected=total, interrupted=interrupted, setup_s={})
-    return api_run.write(as_run, run_id, collected, said_versions={**versions, "dev session": f"{info.name} (pid {info.pid})"})
+    return api_run.write(as_run, run_id, collected, said_versions={"kubernetes": info.kubernetes, **versions, "dev session": f"{info.name} (pid {info.pid})"})
 
 
 def certified(dev_run: DevRun) -> bool:
@@ -338,7 +371,8 @@ def changes(paths: Sequence[pathlib.Path], before: dict[pathlib.Path, tuple[int,
             time.sleep(poll_s)
             now = snapshot(paths)
             changed = sorted(p for p, stamp in now.items() if before.get(p) != stamp)
-            yield changed
+            if changed:  # none, when the changed file went again before it settled
+                yield changed
         before = now
 
 
@@ -360,6 +394,8 @@ def watch(config: run_config.RunConfig, progress: Progress = _stderr, report: Ca
     progress(f"watching {', '.join(map(str, watched))} (Ctrl-C to stop; the dev session stays up)")
     try:
         for changed in changes(watched, before):
+            # A failed scenario's file that is gone (deleted, renamed) is no longer run.
+            failing = {i: p for i, p in failing.items() if pathlib.Path(p).exists()}
             again = sorted({*changed, *(pathlib.Path(p).resolve() for p in failing.values())})
             progress(f"changed: {', '.join(p.name for p in changed)}" + (f"; and {len(failing)} that failed last" if failing else ""))
             outcome = run_dev(config, progress, paths=again, whole_files=True)
@@ -370,8 +406,9 @@ def watch(config: run_config.RunConfig, progress: Progress = _stderr, report: Ca
                 progress("not run: fix the file and save it again")
                 continue
             if outcome.run is not None:
-                ran = {sc.id for sc in outcome.run.scenarios}
-                failing = {i: p for i, p in failing.items() if i not in ran} | outcome.failed_ids
+                # What these files hold now decides: an id renamed in a file is not kept failing.
+                ran = set(again)
+                failing = {i: p for i, p in failing.items() if pathlib.Path(p).resolve() not in ran} | outcome.failed_ids
             progress(f"watching ({len(failing)} failing)" if failing else "watching (everything passes)")
     except KeyboardInterrupt:
         pass

@@ -88,7 +88,7 @@ def keyword_problems(config: run_config.RunConfig) -> list[str]:
     said = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(said):
         code = _collect(pytest_args(config, collect_only=True), collector)
-    config.keyword_ids = tuple(collector.selected_ids)
+    config.keyword_ids, config.keyword_judged = tuple(dict.fromkeys(collector.selected_ids)), config.keyword
     if code == pytest.ExitCode.USAGE_ERROR:
         found = re.search(r"Wrong expression passed to '-k': (.*)", said.getvalue())
         why = found.group(1).split(": ", 1)[-1].strip() if found else said.getvalue().strip().splitlines()[-1:]
@@ -226,7 +226,7 @@ def _on_real_nodes(config: run_config.RunConfig) -> list[models.Scenario]:
 def keyword_ids(config: run_config.RunConfig) -> tuple[str, ...]:
     """The ids `-k` selects, judged by a pytest collection once per configuration (`problems`
     judges it first; a run started without it judges it here)."""
-    if config.keyword_ids is None:
+    if config.keyword_ids is None or config.keyword_judged != config.keyword:
         keyword_problems(config)
     assert config.keyword_ids is not None
     return config.keyword_ids

@@ -156,7 +156,9 @@ class ExistingBackend:
         """Remove the kit's nodes and stop its kwok controller; the cluster itself stays."""
         self._kwok(cluster).stop()
         removed = kwok_controller.delete_kit_nodes(self.kubeconfig, self.context) if self.kubeconfig.is_file() else []
-        returned = self._return_lent_nodes() if self.kubeconfig.is_file() else []
+        # Only a run that lends nodes takes the label back: without --lend-nodes no node of the
+        # user's is touched.
+        returned = self._return_lent_nodes() if self.lend_nodes and self.kubeconfig.is_file() else []
         if self.state_dir(cluster).exists():
             shutil.rmtree(self.state_dir(cluster), ignore_errors=True)
         self.progress(f"existing backend: cluster {cluster} is not the kit's to stop; removed the kit's {len(removed)} nodes and its kwok controller"
@@ -186,8 +188,8 @@ CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kube
 
 def lendable_nodes(found: Sequence[kubernetes.client.V1Node]) -> list[str]:
     """The names, sorted, of the nodes a scenario's pods can run on as they are written (no
-    tolerations, no node selector): Ready, schedulable, untainted, not a control plane, and not
-    one of the kit's kwok nodes."""
+    tolerations, no node selector): Linux, Ready, schedulable, untainted, not a control plane,
+    and not one of the kit's kwok nodes."""
     names = []
     for node in found:
         labels = kube.meta(node).labels or {}
@@ -196,6 +198,8 @@ def lendable_nodes(found: Sequence[kubernetes.client.V1Node]) -> list[str]:
         conditions = {c.type: c.status for c in (node.status.conditions if node.status else None) or []}
         if (
             annotations.get(nodes.KWOK_NODE_ANNOTATION) == "fake"
+            # The workload images are Linux ones.
+            or labels.get("kubernetes.io/os", "linux") != "linux"
             or any(label in labels for label in CONTROL_PLANE_LABELS)
             or spec.unschedulable
             or any(t.effect in REPELLING_TAINT_EFFECTS for t in spec.taints or [])

@@ -14,6 +14,7 @@ from typing import Sequence
 # pytest's own, so that -k means in a dev run what it means in any run.
 from _pytest.mark import KeywordMatcher
 from _pytest.mark.expression import Expression
+from pytest import UsageError
 
 from conformance.scenario import loader, models
 
@@ -37,7 +38,8 @@ class Catalog:
         self._files: dict[pathlib.Path, tuple[tuple[int, int], models.Scenario | None, list[loader.Problem]]] = {}
 
     def load(self, path: pathlib.Path) -> tuple[models.Scenario | None, list[loader.Problem]]:
-        """The file's scenario and its problems, read again only when it changed."""
+        """The file's scenario and its problems, read again only when it changed (OSError: it is
+        gone, an editor's save between the listing and the read)."""
         stat = path.stat()
         stamp = (stat.st_mtime_ns, stat.st_size)
         known = self._files.get(path)
@@ -63,7 +65,10 @@ class Catalog:
         errors: list[str] = []
         warnings: list[str] = []
         for path in loader.scenario_files(list(paths)):
-            scenario, problems = self.load(path.resolve())
+            try:
+                scenario, problems = self.load(path.resolve())
+            except OSError:
+                continue  # removed while we looked: it is no longer under the paths
             errors += [str(p) for p in problems if p.is_error]
             warnings += [str(p) for p in problems if not p.is_error]
             if scenario is not None:
@@ -73,7 +78,10 @@ class Catalog:
             if sc.id in seen:
                 errors.append(f"{sc.path}: id {sc.id!r} is used by {seen[sc.id].path} too; ids must be unique")
             seen.setdefault(sc.id, sc)
-        chosen = [sc for sc in found if (not suites or sc.suite in suites) and (expression is None or expression.evaluate(matcher(sc, root)))]
+        try:
+            chosen = [sc for sc in found if (not suites or sc.suite in suites) and (expression is None or expression.evaluate(matcher(sc, root)))]
+        except UsageError as err:  # `-k 'name(x=1)'`: parses, but keywords take no arguments
+            raise SelectionError(f"-k {keyword!r}: {err}") from None
         return Selection(tuple(chosen), tuple(errors), tuple(warnings))
 
 
@@ -82,8 +90,9 @@ def compile_keyword(keyword: str | None) -> Expression | None:
         return None
     try:
         return Expression.compile(keyword)
-    except SyntaxError as err:
-        raise SelectionError(f"-k {keyword!r} is not a valid expression: at column {err.offset}: {err.msg}") from None
+    except (SyntaxError, UsageError) as err:
+        where = f"at column {err.offset}: {err.msg}" if isinstance(err, SyntaxError) else str(err)
+        raise SelectionError(f"-k {keyword!r} is not a valid expression: {where}") from None
 
 
 def rootdir(paths: Sequence[pathlib.Path]) -> pathlib.Path:

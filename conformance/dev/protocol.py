@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
 import socket
 from typing import Any, Iterator
 
@@ -19,6 +20,8 @@ from conformance.cluster import owners
 from conformance.toolchain import cache
 
 SESSION_FILE = "session.json"
+# Written as soon as the session's process exists, before it is up: its owner (pid, start time).
+STARTING_FILE = "starting.json"
 LOG_FILE = "session.log"
 DEFAULT_NAME = "dev"
 # A request is answered (its first line) within this long, or the session is taken as stuck.
@@ -34,8 +37,18 @@ def root(state_root: pathlib.Path | None = None) -> pathlib.Path:
     return (state_root or cache.state_dir()) / "dev"
 
 
+# A session's name: its folder's, and part of its cluster's (`vck-dev-NAME`).
+NAME = re.compile(r"^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$")
+
+
+def check_name(name: str) -> str:
+    if not NAME.match(name):
+        raise DevError(f"dev session name {name!r}: lower case letters, digits and '-', starting with a letter, at most 20 characters")
+    return name
+
+
 def folder(name: str, state_root: pathlib.Path | None = None) -> pathlib.Path:
-    return root(state_root) / name
+    return root(state_root) / check_name(name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,11 +74,30 @@ class SessionInfo:
         return self.owner().alive()
 
     def write(self, where: pathlib.Path) -> None:
-        path = where / SESSION_FILE
-        partial = path.with_suffix(".partial")
-        partial.write_text(json.dumps(dataclasses.asdict(self), indent=1) + "\n")
-        partial.chmod(0o600)
-        os.replace(partial, path)
+        _write_private(where / SESSION_FILE, dataclasses.asdict(self))
+
+
+def _write_private(path: pathlib.Path, data: dict[str, Any]) -> None:
+    """Whole (written aside, then renamed) and readable by this user only from the start: the
+    session file holds the token."""
+    partial = path.with_suffix(".partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(data, indent=1) + "\n")
+    os.replace(partial, path)
+
+
+def mark_starting(where: pathlib.Path, owner: owners.Owner) -> None:
+    _write_private(where / STARTING_FILE, dataclasses.asdict(owner))
+
+
+def starting(where: pathlib.Path) -> owners.Owner | None:
+    """The process of a session that was started in this folder (up or not yet)."""
+    try:
+        data = json.loads((where / STARTING_FILE).read_text())
+        return owners.Owner(int(data["pid"]), int(data["started"]), str(data.get("command", "")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def read(where: pathlib.Path) -> SessionInfo | None:

@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from conformance import config as run_config
-from conformance import session
+from conformance import interrupts, session
 from conformance.cluster import owners
 from conformance.dev import catalog, protocol
 from conformance.report import json_report
@@ -45,6 +45,8 @@ class Request:
     conn: socket.socket
     # Set by the main thread once the run is over: a client that closes after this interrupts nothing.
     done: threading.Event = dataclasses.field(default_factory=threading.Event)
+    # Set when the client went away (Ctrl-C): a queued run never starts, a running one stops.
+    abandoned: threading.Event = dataclasses.field(default_factory=threading.Event)
 
 
 class DevServer:
@@ -58,9 +60,11 @@ class DevServer:
         self.stopping = threading.Event()
         self.token = secrets.token_hex(16)
         self._lock = threading.Lock()
-        # The run under way (None between runs): only it may be interrupted.
+        # The run under way (None between runs).
         self._current: Request | None = None
-        # True while the cluster and the implementation start: a SIGTERM stops that too.
+        # True only while scenarios run (a signal then interrupts the one under way, whose cleanup
+        # holds it until done) and while the cluster and the implementation start (SIGTERM).
+        self._interruptible = False
         self._starting = False
         self._scenario = ""
         self.runs = 0
@@ -77,14 +81,18 @@ class DevServer:
             with owners.claimed_for_this_run() as owner:
                 try:
                     self._starting = True
-                    self._start(owner, listener.getsockname()[1])
-                    self._starting = False
+                    try:
+                        self._start(owner, listener.getsockname()[1])
+                    finally:
+                        self._starting = False
                     threading.Thread(target=self._accept, args=(listener,), name="accept", daemon=True).start()
                     self._loop()
                 finally:
-                    listener.close()
+                    _close(listener)  # wakes the thread blocked in accept()
                     _say(f"dev session {self.name}: stopping the implementation and the cluster")
-                    self.session.close()
+                    # Nothing interrupts the stop: what it leaves would outlive the session.
+                    with interrupts.deferred():
+                        self.session.close()
         finally:
             (self.where / protocol.SESSION_FILE).unlink(missing_ok=True)
             _say(f"dev session {self.name}: down")
@@ -109,8 +117,8 @@ class DevServer:
         cleaned up as it unwinds). Between runs SIGINT does nothing: only `down` ends a session."""
         if signum == signal.SIGTERM:
             self.stopping.set()
-        if self._current is not None or (self._starting and signum == signal.SIGTERM):
-            raise KeyboardInterrupt(signal.Signals(signum).name)
+        if self._interruptible or (self._starting and signum == signal.SIGTERM):
+            interrupts.RECORD.interrupt(signum)
 
     def _loop(self) -> None:
         while not self.stopping.is_set():
@@ -119,11 +127,22 @@ class DevServer:
             except queue.Empty:
                 continue
             try:
-                self._run(request)
-            except KeyboardInterrupt as err:
-                _say(f"dev session {self.name}: run interrupted ({err}); its scenario was cleaned up")
-                _send(request.conn, {"event": "interrupted", "scenario": self._scenario})
+                try:
+                    self._run(request)
+                except KeyboardInterrupt as err:
+                    _say(f"dev session {self.name}: run interrupted ({err}); its scenario was cleaned up")
+                    _send(request.conn, {"event": "interrupted", "scenario": self._scenario})
+                    # Shaped half-way, maybe: the next scenario compares the nodes afresh.
+                    self.session.context().forget_nodes()
+                except Exception as err:
+                    # A request the session cannot serve fails alone; the session stays up.
+                    log.exception("run failed")
+                    _send(request.conn, {"event": "error", "message": f"{err.__class__.__name__}: {err}"})
+            except KeyboardInterrupt:
+                pass  # a second signal while the first was reported: nothing more to stop
             finally:
+                self._interruptible = False
+                interrupts.RECORD.forget()
                 with self._lock:
                     self._current = None
                     self._scenario = ""
@@ -170,19 +189,21 @@ class DevServer:
 
     def _watch_client(self, request: Request) -> None:
         """Wait until the client closes its side; if the run is not over by then (Ctrl-C), it is
-        interrupted."""
+        abandoned: interrupted if it runs, never started if it waits."""
         try:
             while request.conn.recv(1024):
                 pass
         except OSError:
             pass
         if not request.done.is_set():
-            with self._lock:
-                if self._current is request:
-                    self._interrupt("the client went away")
+            request.abandoned.set()
+            if self._current is request:
+                self._interrupt("the client went away")
 
     def _interrupt(self, why: str) -> None:
-        if self._current is not None:
+        """Interrupt the scenario under way (a signal to the main thread, which runs it; ignored
+        there unless scenarios are running)."""
+        if self._interruptible:
             _say(f"dev session {self.name}: interrupting the run ({why})")
             signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
@@ -197,9 +218,13 @@ class DevServer:
         message = request.message
         with self._lock:
             self._current = request
-        if request.done.is_set() or _gone(request.conn):
+        if request.abandoned.is_set():
             return
-        paths = [pathlib.Path(p) for p in message.get("paths") or [str(run_config.DEFAULT_SCENARIOS)]]
+        given = message.get("paths")
+        if given is not None and not given:
+            _send(request.conn, {"event": "refused", "problems": ["no scenario file or folder was given"]})
+            return
+        paths = [pathlib.Path(p) for p in given] if given is not None else [run_config.DEFAULT_SCENARIOS]
         try:
             selection = self.catalog.select(paths, message.get("suites") or (), message.get("keyword"))
         except catalog.SelectionError as err:
@@ -214,16 +239,23 @@ class DevServer:
         # As a run's worker orders them: scenarios sharing a conf and node shapes together.
         chosen = sorted(selection.scenarios, key=lambda sc: (sc.scheduler_key(), repr((sc.nodes, sc.profile)), sc.suite, sc.id))
         ctx = self.session.context()
+        ctx.warm = True
         ctx.time_scale = float(message.get("time_scale") or 1.0)
         _send(request.conn, {"event": "selected", "ids": [sc.id for sc in chosen], "warnings": list(selection.warnings), "versions": self.versions})
         self.runs += 1
         tally: dict[str, int] = {}
-        for sc in chosen:
-            self._scenario = sc.id
-            result = scenario_run.run(sc, ctx)
-            self.scenarios_run += 1
-            tally[result.status.value] = tally.get(result.status.value, 0) + 1
-            _send(request.conn, {"event": "result", "result": json_report.scenario_to_dict(result)})
+        self._interruptible = True
+        try:
+            for sc in chosen:
+                if request.abandoned.is_set():
+                    raise KeyboardInterrupt("the client went away")
+                self._scenario = sc.id
+                result = scenario_run.run(sc, ctx)
+                self.scenarios_run += 1
+                tally[result.status.value] = tally.get(result.status.value, 0) + 1
+                _send(request.conn, {"event": "result", "result": json_report.scenario_to_dict(result)})
+        finally:
+            self._interruptible = False
         self.last_tally = tally
         _send(request.conn, {"event": "done"})
 
@@ -240,14 +272,6 @@ def _send(conn: socket.socket, message: dict[str, Any]) -> None:
         protocol.send(conn, message)
     except OSError:
         pass
-
-
-def _gone(conn: socket.socket) -> bool:
-    try:
-        conn.getpeername()
-        return False
-    except OSError:
-        return True
 
 
 def _close(conn: socket.socket) -> None:

@@ -68,7 +68,7 @@ def _checks(sc: results.ScenarioResult, options: Options) -> list[str]:
             lines.append(f"       timeline ({kinds}, and the steps) up to {check.at_s + AFTER_S:.1f}s:")
             lines += [f"         {entry_line(e)}" for e in shown]
         elif sc.timeline:
-            lines.append(f"       timeline: nothing of {', '.join(check.looked_at)} changed before {check.at_s:.1f}s")
+            lines.append(f"       timeline: nothing of {', '.join(check.looked_at) or 'any kind'} changed before {check.at_s:.1f}s")
     return lines
 
 
@@ -76,9 +76,9 @@ def timeline_slice(timeline: Sequence[results.TimelineEntry], check: results.Che
     """The last `entries` changes to the kinds the check looked at (and the steps) up to just after
     it was judged: the state it judged and what led there."""
     kinds = set(check.looked_at)
-    relevant = [e for e in timeline if e.t_s <= check.at_s + AFTER_S and (e.event == "STEP" or not kinds or e.kind in kinds)]
+    relevant = [e for e in timeline if e.t_s <= check.at_s + AFTER_S and (e.event == "STEP" or not kinds or e.kind in kinds)][-entries:]
     # Steps alone explain nothing: a slice of only steps is none.
-    return relevant[-entries:] if any(e.event != "STEP" for e in relevant) else []
+    return relevant if any(e.event != "STEP" for e in relevant) else []
 
 
 def entry_line(entry: results.TimelineEntry) -> str:

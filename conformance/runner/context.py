@@ -24,6 +24,9 @@ class RunContext:
     time_scale: float = 1.0
     # The workload images by recipe name (`vck.workload/<name>`), chosen by the run.
     images: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # The cluster outlives the run (a dev session): a scenario's cleanup is never cut short by an
+    # interruption, which waits until it is done (what it left would change the next verdicts).
+    warm: bool = False
     api: kubernetes.client.ApiClient = dataclasses.field(init=False)
     client: resources.Client = dataclasses.field(init=False)
     _node_key: Any = None

@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Mapping
 
 import kubernetes
 
-from conformance import results
+from conformance import interrupts, results
 from conformance.cluster import resources, workload_images
 from conformance.expect import judge
 from conformance.impl import base as impl_base
@@ -49,7 +49,7 @@ def _kinds_named(node: object) -> Iterator[str]:
 
 
 # The kinds a predicate reads by its own name, beside the ones its spec names.
-READ_BY_KIND = {"pods": ("Pod",), "placement": ("Pod", "Node"), "event": ("Event",), "endpoints": ("EndpointSlice", "Service")}
+READ_BY_KIND = {"pods": ("Pod",), "placement": ("Pod", "Node"), "ratio": ("Pod",), "event": ("Event",), "endpoints": ("EndpointSlice", "Service")}
 
 
 def looked_at(spec: object) -> tuple[str, ...]:
@@ -218,7 +218,7 @@ def run(sc: models.Scenario, ctx: context.RunContext, first_failure: bool = Fals
         log.debug("scenario %s errored", sc.id, exc_info=True)
         status, reason = results.Status.ERROR, f"the kit failed: {err.__class__.__name__}: {err}\n{traceback.format_exc(limit=3)}"
     finally:
-        with clock.phase("cleanup"):
+        with clock.phase("cleanup"), interrupts.deferred() if ctx.warm else contextlib.nullcontext():
             rec.stop()
             timeline = rec.timeline()
             if any(step.action == "node" for step in sc.steps):

@@ -56,6 +56,13 @@ def test_a_keyword_selecting_one_scenario_starts_one_worker() -> None:
     wide = api.RunConfig(keyword="gang or queue")
     assert not api.problems(wide) and wide.keyword_ids is not None
     assert wide.workers() == parallel.auto_workers(len(wide.keyword_ids)) and len(wide.keyword_ids) < len(wide.selected())
+    # Repeated, one scenario is still one scenario's worth of workers per attempt; and a -k
+    # changed after it was judged is judged again.
+    repeated = api.RunConfig(keyword="gang-full-occupancy", repeat=4)
+    assert not api.problems(repeated) and repeated.keyword_ids == ("gang-full-occupancy",)
+    assert repeated.workers() == parallel.auto_workers(4)
+    repeated.keyword = "gang or queue"
+    assert repeated.workers() == parallel.auto_workers(len(repeated.selected()) * 4)
 
 
 def _result(name: str, duration: float, phases: dict[str, float]) -> results.ScenarioResult:

@@ -36,6 +36,7 @@ def test_only_nodes_a_pod_runs_on_as_written_are_lendable() -> None:
         node("control-plane", labels={"node-role.kubernetes.io/control-plane": ""}),
         node("not-ready", ready=False),
         node("kits", annotations={nodes.KWOK_NODE_ANNOTATION: "fake"}),
+        node("windows", labels={"kubernetes.io/os": "windows"}),
     ]
     # A PreferNoSchedule taint keeps no pod away.
     assert existing.lendable_nodes(found) == ["a", "b", "preferring"]

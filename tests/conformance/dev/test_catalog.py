@@ -33,7 +33,7 @@ def shipped() -> api.RunConfig:
 )
 def test_k_selects_what_a_pytest_collection_selects(known: catalog.Catalog, shipped: api.RunConfig, keyword: str) -> None:
     config = shipped
-    config.keyword, config.keyword_ids = keyword, None
+    config.keyword = keyword
     assert not api.keyword_problems(config)
     chosen = known.select([SCENARIOS], keyword=keyword)
     assert not chosen.errors
@@ -50,6 +50,8 @@ def test_suites_and_paths_narrow_the_selection(known: catalog.Catalog) -> None:
 def test_a_bad_k_or_path_is_refused(known: catalog.Catalog, tmp_path: pathlib.Path) -> None:
     with pytest.raises(catalog.SelectionError, match="is not a valid expression"):
         known.select([SCENARIOS], keyword="gang and (")
+    with pytest.raises(catalog.SelectionError, match="-k 'gang\\(x=1\\)'"):
+        known.select([SCENARIOS], keyword="gang(x=1)")
     with pytest.raises(catalog.SelectionError, match="no such file or folder"):
         known.select([tmp_path / "nowhere"])
 

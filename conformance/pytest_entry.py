@@ -65,6 +65,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(importlib.import_module("conformance.pytest_plugin"), PLUGIN_NAME)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker stops its session's cluster (the `vck_cluster` fixture's) here, before it
+    tells the controller it finished: the controller then gives it 10 s to exit before killing it,
+    too short for a cluster's stop, which left the cluster's state folder behind (seen after `make
+    test`: a `vck-gwN-PID` folder with no process). A process that is not a worker closes it at
+    its end, as before."""
+    if getattr(session.config, "workerinput", None) is not None:
+        from conformance import pytest_session
+
+        pytest_session.close_session(session.config)
+
+
 @pytest.fixture(scope="session")
 def vck_cluster(request: pytest.FixtureRequest) -> base.ClusterHandle:
     """A running cluster for the whole session; an embedded one per xdist worker, stopped at the end."""

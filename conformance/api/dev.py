@@ -92,7 +92,7 @@ def dev_up(config: DevConfig, progress: Progress = _stderr) -> protocol.SessionI
             [sys.executable, "-m", "conformance.dev.server", "--name", config.name, "--folder", str(where), "--config", config.run.to_json()],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
-    owner = _owner_of(server.pid)
+    owner = owners.of_process(server.pid, "vck dev up")
     if owner is not None:
         protocol.mark_starting(where, owner)
     try:
@@ -114,18 +114,13 @@ def dev_up(config: DevConfig, progress: Progress = _stderr) -> protocol.SessionI
         raise
 
 
-def _owner_of(pid: int) -> owners.Owner | None:
-    fields = processes.stat_fields(pid)
-    return owners.Owner(pid, int(fields[19]), "vck dev up") if fields is not None else None
-
-
 def _stop(owner: owners.Owner, progress: Progress) -> None:
     """SIGTERM, and the time to stop what it started; SIGKILL after."""
-    _signal(owner.pid, signal.SIGTERM)
+    processes.send_signal(owner.pid, signal.SIGTERM)
     if _wait_gone(owner, DOWN_TIMEOUT_S):
         return
     progress(f"dev session process {owner.pid} did not stop within {DOWN_TIMEOUT_S:.0f}s; killing it")
-    _signal(owner.pid, signal.SIGKILL)
+    processes.send_signal(owner.pid, signal.SIGKILL)
     _wait_gone(owner, 10.0)
 
 
@@ -204,13 +199,6 @@ def _wait_gone(owner: owners.Owner, timeout_s: float) -> bool:
             return False
         time.sleep(0.1)  # a process of another parent: nothing to wait on but its /proc entry
     return True
-
-
-def _signal(pid: int, signum: int) -> None:
-    try:
-        os.kill(pid, signum)
-    except ProcessLookupError:
-        pass
 
 
 def _remove_leftovers(name: str, progress: Progress) -> None:

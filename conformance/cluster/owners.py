@@ -44,6 +44,12 @@ def _start_time(pid: int) -> int | None:
     return int(fields[19]) if fields is not None else None
 
 
+def of_process(pid: int, command: str) -> Owner | None:
+    """The owner a running process is (its pid and start time); None when it is gone."""
+    started = _start_time(pid)
+    return Owner(pid, started, command) if started is not None else None
+
+
 def current() -> Owner:
     """The owner a cluster started now gets: the run named in VCK_RUN_OWNER, else this process."""
     named = os.environ.get(OWNER_ENV, "")

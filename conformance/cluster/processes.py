@@ -62,7 +62,7 @@ def _is_zombie(entry: pathlib.Path) -> bool:
 def stop(procs: list[Process], grace_s: float = 10.0) -> None:
     """SIGTERM, wait up to `grace_s` for them to exit, then SIGKILL what remains."""
     for proc in procs:
-        _signal(proc.pid, signal.SIGTERM)
+        send_signal(proc.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     alive = procs
     while alive and time.monotonic() < deadline:
@@ -70,10 +70,11 @@ def stop(procs: list[Process], grace_s: float = 10.0) -> None:
         if alive:
             time.sleep(0.1)  # polling process exit: there is no event to wait on for a non-child
     for proc in alive:
-        _signal(proc.pid, signal.SIGKILL)
+        send_signal(proc.pid, signal.SIGKILL)
 
 
-def _signal(pid: int, sig: int) -> None:
+def send_signal(pid: int, sig: int) -> None:
+    """The signal to the process, if it still runs."""
     try:
         os.kill(pid, sig)
     except ProcessLookupError:

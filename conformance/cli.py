@@ -602,6 +602,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _command(argv)
         finally:
             sys.stdout.flush()  # a reader that left shows here, not as a complaint at exit
+            interrupts.forget_caught_interrupts()  # the status returned is the one `python -m` exits with
     except BrokenPipeError:
         return _reader_gone()
 

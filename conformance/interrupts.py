@@ -109,6 +109,18 @@ def deferred() -> contextlib.AbstractContextManager[None]:
     return RECORD.deferred()
 
 
+def forget_caught_interrupts() -> None:
+    """Make the exit status the one the process returns, even after a KeyboardInterrupt it caught.
+
+    CPython remembers a KeyboardInterrupt raised inside exec() or eval() of a string (a signal
+    landing while a dataclass is defined, which runs exec(), during an import) even when the
+    program catches it, and a `python -m` process then ends by SIGINT whatever status it returns:
+    a run stopped by SIGTERM early in its start-up exited -2, not 143. Running exec() of a string
+    once more, uninterrupted, clears that memory (the interpreter resets it before each such run).
+    """
+    exec("pass")
+
+
 def drop_lineless_frames(error: BaseException) -> None:
     """Unlink traceback entries that have no line number from `error` and the errors chained to it.
 

@@ -20,12 +20,27 @@ from conformance.cluster import base, resources
 # the client's default pool (10 on two cores) overflowed and warned "Connection pool is full,
 # discarding connection" many times a run.
 POOL_SIZE = 32
+# An API server answers now and then with an error that says "not now" rather than "no": etcd's
+# "request timed out" (500) when a loaded machine stalls it, 503 while it sheds load, 504, 429
+# with Retry-After. The API server is the kit's infrastructure, not the implementation under
+# test: such an answer to the kit's own requests (shaping nodes, a scenario's steps and waits) is
+# asked again, a few times with growing pauses (0.4 to 3.2 s, about 6 s in all), before it counts.
+# Every method is asked again: a create whose first answer was a 500 may have been stored, and
+# its repeat then answers 409 AlreadyExists, an error as the 500 was.
+TRANSIENT_STATUSES = (429, 500, 503, 504)
+TRANSIENT_RETRIES = urllib3.Retry(
+    total=None, connect=3, read=2, redirect=0, status=5, other=0,
+    status_forcelist=TRANSIENT_STATUSES, allowed_methods=None, backoff_factor=0.2,
+    # The last answer is returned as it came, so the client raises its ApiException as before.
+    raise_on_status=False, respect_retry_after_header=True,
+)
 
 
 def client(kubeconfig: pathlib.Path, context: str | None = None) -> kubernetes.client.ApiClient:
     configuration = kubernetes.client.Configuration()
     kubernetes.config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=configuration)
     configuration.connection_pool_maxsize = POOL_SIZE
+    configuration.retries = TRANSIENT_RETRIES
     return kubernetes.client.ApiClient(configuration)
 
 

@@ -300,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say(f"dev session {args.name}: stopped before it was up; what it started is gone")
         return 130
+    finally:
+        interrupts.forget_caught_interrupts()  # every interrupted scenario was a caught KeyboardInterrupt
     return 0
 
 

@@ -26,6 +26,9 @@ logger = logging.getLogger(__name__)
 MAX_SOCKET_PATH = 107
 # Each ListAndWatch stream holds a worker for its lifetime; the kubelet opens one per plugin.
 MAX_WORKERS = 16
+# How long stopping waits for open streams to end: on a loaded machine their last message and
+# status can take longer than the server's shutdown grace, which would cut them (UNAVAILABLE).
+STREAMS_END_TIMEOUT_S = 10.0
 
 
 class ServeError(RuntimeError):
@@ -48,10 +51,29 @@ class DevicePluginServicer(api_pb2_grpc.DevicePluginServicer):
         self._health = device_health
         self._env = visible_devices_env
         self._stopped = threading.Event()
+        # ListAndWatch streams not yet finished (their status sent): stop() waits for them, so a
+        # kubelet sees its stream end with OK rather than cut by the server's shutdown.
+        self._open_streams = 0
+        self._streams_changed = threading.Condition()
 
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = STREAMS_END_TIMEOUT_S) -> None:
+        """End every ListAndWatch stream and wait, up to `timeout_s`, until each has ended."""
         self._stopped.set()
         self._health.wake()
+        with self._streams_changed:
+            self._streams_changed.wait_for(lambda: self._open_streams == 0, timeout_s)
+
+    def _stream_opened(self, context: grpc.ServicerContext) -> None:
+        with self._streams_changed:
+            self._open_streams += 1
+        # The callback runs once the RPC is over, its status sent; False: it is over already.
+        if not context.add_callback(self._stream_closed):
+            self._stream_closed()
+
+    def _stream_closed(self) -> None:
+        with self._streams_changed:
+            self._open_streams -= 1
+            self._streams_changed.notify_all()
 
     def GetDevicePluginOptions(self, request: api_pb2.Empty, context: grpc.ServicerContext) -> api_pb2.DevicePluginOptions:
         return options()
@@ -59,6 +81,7 @@ class DevicePluginServicer(api_pb2_grpc.DevicePluginServicer):
     def ListAndWatch(self, request: api_pb2.Empty, context: grpc.ServicerContext) -> Iterator[api_pb2.ListAndWatchResponse]:
         """The full device list now, then again after every health change, until either side stops."""
         context.add_callback(self._health.wake)  # a cancelled stream must not wait for the next flip
+        self._stream_opened(context)
 
         def done() -> bool:
             return self._stopped.is_set() or not context.is_active()

@@ -95,7 +95,7 @@ def _cluster_status(args: argparse.Namespace) -> int:
 def _cluster_list(args: argparse.Namespace) -> int:
     found = api.list_clusters()
     if not found and not api.list_sessions():
-        print("no cluster of the kit's (embedded or kind)")
+        print("no cluster of the kit's (embedded, kind, or its nodes on an existing cluster)")
         return 0
     print(f"{'NAME':<28} {'BACKEND':<8} {'OWNER':<8} {'OWNER ALIVE':<11} {'PROCESSES':<9} {'MEMORY':<8} STATE")
     for info in found:
@@ -589,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
         if verb == "up":
             cmd.add_argument("--nodes", default=None, help=f"node groups, e.g. '4:cpu=8,memory=32Gi;2:nvidia.com/gpu=8,label:gpu=yes' (default: {nodes.DEFAULT_SPEC} nodes of {nodes.DEFAULT_CPU} cpu, {nodes.DEFAULT_MEMORY})")
         cmd.set_defaults(func=func, verb=verb)
-    csub.add_parser("list", help="every cluster the kit started (embedded, kind), with its owner and whether the owner still runs").set_defaults(func=_cluster_list)
+    csub.add_parser("list", help="every cluster the kit started (embedded, kind) or put its nodes on (existing), with its owner and whether the owner still runs").set_defaults(func=_cluster_list)
     csub.add_parser("prune", help="remove every cluster the kit started whose owner is gone (a `vck run` killed with -9, say)").set_defaults(func=_cluster_prune)
     return parser
 

@@ -7,7 +7,7 @@ import pathlib
 from typing import Callable
 
 from conformance import config as run_config
-from conformance.cluster import base, embedded, kind, nodes, owners
+from conformance.cluster import base, embedded, existing, kind, nodes, owners
 
 
 @dataclasses.dataclass
@@ -45,16 +45,26 @@ class ClusterInfo:
     backend: str = "embedded"
 
 
+def _existing_backend(state_root: pathlib.Path | None, progress: Callable[[str], None]) -> existing.ExistingBackend:
+    return existing.ExistingBackend(state_root=state_root / "existing" if state_root else None, progress=progress)
+
+
 def _kind_backend(state_root: pathlib.Path | None, progress: Callable[[str], None]) -> kind.KindBackend:
     return kind.KindBackend(state_root=state_root / "kind" if state_root else None, progress=progress)
 
 
 def list_clusters(state_root: pathlib.Path | None = None) -> list[ClusterInfo]:
     """Every cluster the kit keeps state for under `state_root` (default: $VCK_STATE_DIR or the
-    cache): embedded ones, and kind ones it created; with its owner and whether the owner still
-    runs. Reading kind's needs no Docker (its containers' memory is not counted)."""
+    cache): embedded ones, kind ones it created, and existing ones it put its kwok controller and
+    nodes on; with its owner and whether the owner still runs. Reading kind's needs no Docker (its
+    containers' memory is not counted)."""
     out = []
-    for backend in (embedded.EmbeddedBackend(state_root=state_root, progress=lambda _: None), _kind_backend(state_root, lambda _: None)):
+    listed: tuple[embedded.EmbeddedBackend | kind.KindBackend | existing.ExistingBackend, ...] = (
+        embedded.EmbeddedBackend(state_root=state_root, progress=lambda _: None),
+        _kind_backend(state_root, lambda _: None),
+        _existing_backend(state_root, lambda _: None),
+    )
+    for backend in listed:
         names = backend.kit_clusters() if isinstance(backend, kind.KindBackend) else backend.clusters()
         for name in names:
             owner = backend.owner_of(name)
@@ -85,6 +95,10 @@ def prune_clusters(config: PruneConfig, progress: Callable[[str], None] = lambda
         else:
             doomed = info.owner is not None and not info.owner_alive
         if doomed:
-            backends[info.backend].down(info.name)
+            if info.backend == "existing":
+                # Taken back from the cluster the record names, as the run that left it had it.
+                existing.ExistingBackend.recorded(config.state_root / "existing" if config.state_root else None, info.name, progress).down(info.name)
+            else:
+                backends[info.backend].down(info.name)
             removed.append(info.name)
     return removed

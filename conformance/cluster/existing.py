@@ -13,10 +13,17 @@ that ask for real ones (`real_nodes`): N of its Ready, schedulable, untainted wo
 labelled as lent (nodes.LENT_NODE_LABEL) for a scenario's time, the label taken off by `down`.
 The images those scenarios run must be pullable there (`--workload-images`): the kit cannot load
 the images it builds into someone else's nodes.
+
+What the kit leaves there is recorded in its state folder (`existing.json`: the kubeconfig, the
+context, how many nodes it lends; `owner.json`: the run it belongs to), so that `vck cluster list`
+shows it and `vck cluster prune` takes it back (its kwok controller stopped, its nodes deleted,
+the lent label taken off) once a run killed with -9 is gone, as for the kit's own clusters.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import pathlib
 import shutil
@@ -28,7 +35,15 @@ from typing import Callable, Mapping, Sequence
 import kubernetes
 import yaml
 
-from conformance.cluster import base, embedded, kube, kwok_controller, nodes
+from conformance.cluster import (
+    base,
+    embedded,
+    kube,
+    kwok_controller,
+    nodes,
+    owners,
+    processes,
+)
 from conformance.toolchain import cache, install
 
 READY_TIMEOUT_S = 30.0
@@ -36,10 +51,29 @@ NODES_READY_TIMEOUT_S = 120.0
 # The preflight gives an unreachable API server this long before it says so.
 PREFLIGHT_TIMEOUT_S = 15.0
 Progress = Callable[[str], None]
+# What a cluster's state folder says about the cluster the kit used (Used).
+RECORD_FILE = "existing.json"
 
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Used:
+    """The cluster a state folder's kwok controller and nodes are in: enough for `down` alone."""
+
+    kubeconfig: str
+    context: str | None
+    lend_nodes: int
+
+    @classmethod
+    def read(cls, state: pathlib.Path) -> Used | None:
+        try:
+            data = json.loads((state / RECORD_FILE).read_text())
+            return cls(str(data["kubeconfig"]), data.get("context"), int(data.get("lend_nodes", 0)))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
 
 class ExistingBackend:
@@ -54,6 +88,7 @@ class ExistingBackend:
         progress: Progress = _stderr,
         tools: Callable[[], Mapping[str, pathlib.Path]] = install.paths,
         lend_nodes: int = 0,
+        owner: owners.Owner | None = None,
     ) -> None:
         self._given = kubeconfig is not None
         self.kubeconfig = kubeconfig or _default_kubeconfig()
@@ -63,6 +98,17 @@ class ExistingBackend:
         self.progress = progress
         self.tools = tools
         self.lend_nodes = lend_nodes
+        # The process what `up` leaves belongs to (see owners.py); None: kept until `down`.
+        self.owner = owner
+
+    @classmethod
+    def recorded(cls, state_root: pathlib.Path | None, cluster: str, progress: Progress = _stderr) -> ExistingBackend:
+        """The backend as the run that left `cluster` had it (its record), to take it back."""
+        backend = cls(state_root=state_root, progress=progress)
+        used = Used.read(backend.state_dir(cluster))
+        if used is not None:
+            backend.kubeconfig, backend.context, backend.lend_nodes = pathlib.Path(used.kubeconfig), used.context, used.lend_nodes
+        return backend
 
     def state_dir(self, cluster: str) -> pathlib.Path:
         return self.state_root / cluster
@@ -83,6 +129,9 @@ class ExistingBackend:
         lent = self._nodes_to_lend(api)
         controller = self._kwok(cluster)
         reused = controller.running()
+        if not reused:
+            # Recorded before anything is started: whatever this call leaves, prune can find.
+            self._record(cluster)
         controller.start(self.progress)
         try:
             names = kube.create_nodes(api, nodes.kwok_nodes(groups))
@@ -98,6 +147,27 @@ class ExistingBackend:
             state_dir=self.state_dir(cluster), host_address=self.host_address or self._local_address(api),
             node_selector=(nodes.KIT_NODE_SELECTOR, nodes.LENT_NODE_SELECTOR) if lent else (nodes.KIT_NODE_SELECTOR,), real_nodes=lent,
         )
+
+    def _record(self, cluster: str) -> None:
+        state = self.state_dir(cluster)
+        state.mkdir(parents=True, exist_ok=True)
+        used = Used(str(self.kubeconfig.resolve()), self.context, self.lend_nodes)
+        (state / RECORD_FILE).write_text(json.dumps(dataclasses.asdict(used)) + "\n")
+        if self.owner is not None:
+            owners.record(state, self.owner)
+
+    def clusters(self) -> list[str]:
+        """The clusters whose kwok controller and nodes the kit recorded here (`up`, until `down`)."""
+        if not self.state_root.is_dir():
+            return []
+        return sorted(p.name for p in self.state_root.iterdir() if (p / RECORD_FILE).is_file())
+
+    def owner_of(self, cluster: str) -> owners.Owner | None:
+        return owners.read(self.state_dir(cluster))
+
+    def processes(self, cluster: str) -> list[processes.Process]:
+        """The kit's processes for this cluster on this machine (its kwok controller)."""
+        return processes.under(self.state_dir(cluster))
 
     def _nodes_to_lend(self, api: kubernetes.client.ApiClient) -> tuple[str, ...]:
         """The first `lend_nodes` (by name) of the cluster's nodes that can run a scenario's
@@ -183,7 +253,6 @@ class ExistingBackend:
 
 # The taints that keep a pod without tolerations off a node.
 REPELLING_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
-CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 
 
 def lendable_nodes(found: Sequence[kubernetes.client.V1Node]) -> list[str]:
@@ -200,7 +269,7 @@ def lendable_nodes(found: Sequence[kubernetes.client.V1Node]) -> list[str]:
             annotations.get(nodes.KWOK_NODE_ANNOTATION) == "fake"
             # The workload images are Linux ones.
             or labels.get("kubernetes.io/os", "linux") != "linux"
-            or any(label in labels for label in CONTROL_PLANE_LABELS)
+            or any(label in labels for label in nodes.CONTROL_PLANE_LABELS)
             or spec.unschedulable
             or any(t.effect in REPELLING_TAINT_EFFECTS for t in spec.taints or [])
             or conditions.get("Ready") != "True"

@@ -66,8 +66,6 @@ def host_has_cgroup_v1() -> bool:
     return not pathlib.Path("/sys/fs/cgroup/cgroup.controllers").exists()
 
 
-# The label kubeadm gives the control plane: never lent to a scenario.
-CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 # The cluster's pod network (kind's default, said outright: the static network's NAT rule names it).
 POD_SUBNET = "10.244.0.0/16"
 
@@ -254,7 +252,7 @@ class KindBackend:
 
     def _workers(self, api: kubernetes.client.ApiClient) -> list[str]:
         """The real nodes that are not the control plane: what a scenario's real_nodes are lent from."""
-        return sorted(kube.name_of(n) for n in self._real_nodes(api) if CONTROL_PLANE_LABEL not in (kube.meta(n).labels or {}))
+        return sorted(kube.name_of(n) for n in self._real_nodes(api) if not set(nodes.CONTROL_PLANE_LABELS) & set(kube.meta(n).labels or {}))
 
     def _devices(self, handle: base.ClusterHandle) -> None:
         """The fake device plugin on every real worker, which then advertises its GPUs."""

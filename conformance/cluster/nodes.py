@@ -29,6 +29,8 @@ KIT_NODE_SELECTOR = f"{KIT_NODE_LABEL[0]}:{KIT_NODE_LABEL[1]}"
 # are kept off `type=kwok` nodes, and a DaemonSet's pod leaves a node that stops matching.
 LENT_NODE_LABEL = ("conformance.vck.io/lent", "true")
 LENT_NODE_SELECTOR = f"{LENT_NODE_LABEL[0]}:{LENT_NODE_LABEL[1]}"
+# The labels a control plane's nodes carry (kubeadm's, and its older one): never lent to a scenario.
+CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
 # The node quantities the kit accepts (a plain subset of Kubernetes' form); the scenario schema's
 # `quantity` has the same pattern.
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti|P|Pi|E|Ei)?$"

@@ -30,7 +30,7 @@ def backend(
     lend_nodes: int = 0,
 ) -> base.ClusterBackend:
     """`owner`: the process a cluster the kit creates belongs to (embedded, kind: removed with it;
-    see owners.py);
+    existing: the kit's kwok controller and nodes there; see owners.py);
     `progress`: where lines about a slow start go (default: stderr); `kind_workers`: real kind
     workers beside the control plane; `kind_image`: the node image kind runs (None: the kit's);
     `host_address`: this machine's address as an existing
@@ -48,5 +48,5 @@ def backend(
             return kind.KindBackend(workers=kind_workers, node_image=kind_image, node_kube=None, owner=owner, images=kind_images, device_plugin=kind_device_plugin, **said)
         return kind.KindBackend(workers=kind_workers, node_image=versions.kind_node_image(kube), node_kube=kube, owner=owner, images=kind_images, device_plugin=kind_device_plugin, **said)
     if name == "existing":
-        return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, lend_nodes=lend_nodes, **said)
+        return existing.ExistingBackend(pathlib.Path(kubeconfig) if kubeconfig else None, context, host_address=host_address, lend_nodes=lend_nodes, owner=owner, **said)
     raise base.ClusterError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")

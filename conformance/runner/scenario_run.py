@@ -135,7 +135,7 @@ def backend_gap(sc: models.Scenario, backend: str, capacity: int, images: Mappin
     `vck run` builds them, and only kind can load them), or for GPUs on real nodes, which the
     kit's fake device plugin gives only on kind ('' when it can run)."""
     if sc.real_nodes > capacity:
-        return f"needs {sc.real_nodes} node{'s' if sc.real_nodes > 1 else ''} that run containers; the {backend} backend {_lends(backend, capacity)}{_more_nodes(backend, sc.real_nodes)}"
+        return f"needs {sc.real_nodes} {'nodes that run' if sc.real_nodes > 1 else 'node that runs'} containers; the {backend} backend {_lends(backend, capacity)}{_more_nodes(backend, sc.real_nodes)}"
     if not sc.real_nodes:
         return ""
     missing = sorted(workload_images.placeholders(sc.written()) - set(images or {}))

@@ -6,12 +6,14 @@ embedded cluster reached by its kubeconfig, whose Node objects stand for the clu
 from __future__ import annotations
 
 import pathlib
+import subprocess
 from typing import Any, Iterator
 
 import kubernetes
 import pytest
 
-from conformance.cluster import base, existing, kube, nodes
+from conformance.api import clusters
+from conformance.cluster import base, existing, kube, nodes, owners, processes
 from tests.clusters import OwnCluster
 
 pytestmark = pytest.mark.cluster
@@ -84,3 +86,29 @@ def test_the_backend_lends_what_it_is_told_and_takes_the_label_back(tmp_path: pa
     finally:
         backend(1).down("lend-one")
     assert key not in (cluster_nodes.read_node("lend-a").metadata.labels or {})
+
+
+def test_what_a_killed_run_left_on_an_existing_cluster_is_listed_and_pruned(tmp_path: pathlib.Path, own_cluster: OwnCluster, cluster_nodes: kubernetes.client.CoreV1Api) -> None:
+    """A run killed with -9 cannot call `down`: its kwok controller keeps running here, its nodes
+    and the lent label stay in the user's cluster. `vck cluster list` shows them with the owner
+    gone, and `vck cluster prune` takes them back, from the kubeconfig the run recorded."""
+    run = subprocess.Popen(["sleep", "600"])
+    owner = owners.of_process(run.pid, "vck run")
+    assert owner is not None
+    backend = existing.ExistingBackend(
+        own_cluster.handle.kubeconfig, own_cluster.handle.context, host_address="127.0.0.1", state_root=tmp_path / "existing", progress=lambda _: None, lend_nodes=1, owner=owner,
+    )
+    backend.up("left-behind", nodes.parse("1"))
+    key, value = nodes.LENT_NODE_LABEL
+    cluster_nodes.patch_node("lend-a", {"metadata": {"labels": {key: value}}})  # a scenario's lending
+    run.kill()
+    run.wait()
+    [info] = [i for i in clusters.list_clusters(tmp_path) if i.backend == "existing"]
+    assert (info.name, info.owner_alive) == ("left-behind", False) and info.processes >= 1, info
+    state = backend.state_dir("left-behind")
+    assert processes.under(state), "the kwok controller the run started still runs"
+    assert clusters.prune_clusters(clusters.PruneConfig(state_root=tmp_path), progress=lambda _: None) == ["left-behind"]
+    assert not processes.under(state) and not state.exists()
+    assert not [n for n in cluster_nodes.list_node().items if (n.metadata.annotations or {}).get(nodes.KWOK_NODE_ANNOTATION) == "fake"]
+    assert key not in (cluster_nodes.read_node("lend-a").metadata.labels or {})
+    assert not [i for i in clusters.list_clusters(tmp_path) if i.backend == "existing"]

@@ -67,6 +67,11 @@ def test_a_backend_lending_too_few_makes_the_scenario_not_applicable(backend: st
     assert scenario_run.backend_gap(load("cluster: {real_nodes: 2}\n"), backend, capacity) == said
 
 
+def test_one_node_is_said_in_the_singular() -> None:
+    said = scenario_run.backend_gap(load("cluster: {real_nodes: 1}\n"), "embedded", 0)
+    assert said.startswith("needs 1 node that runs containers; the embedded backend lends none"), said
+
+
 def test_a_scenario_on_simulated_nodes_runs_on_every_backend() -> None:
     assert scenario_run.backend_gap(load(""), "embedded", 0) == ""
 

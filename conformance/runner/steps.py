@@ -68,9 +68,16 @@ def _namespaced(ctx: StepContext, manifest: Mapping[str, Any]) -> tuple[resource
 def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str | None, label: str) -> results.Check | None:
     kind, body = _namespaced(ctx, manifest)
     name = body["metadata"]["name"]
+    if not kind.namespaced:
+        # Noted before it is sent: an interruption between the API storing it and this call
+        # returning still leaves it to the scenario's cleanup (a dev session's cluster outlives
+        # the run). An answer that it was not stored takes the note back.
+        ctx.created_cluster_objects.append((kind, name))
     try:
         ctx.client.create(kind, body, ctx.namespace if kind.namespaced else None)
     except kubernetes.client.ApiException as err:
+        if not kind.namespaced:
+            ctx.created_cluster_objects.remove((kind, name))
         if not _refusal(err):
             raise  # the API or the kit failed (or the object is already there): no answer of the implementation's
         message = _api_message(err)
@@ -78,8 +85,6 @@ def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str |
             raise StepFailed(f"the API refused {kind.kind} {name}: HTTP {err.status}: {message}") from err
         ok = re.search(expect_rejection, message) is not None
         return results.Check(label, ok, f"{kind.kind} {name} refused with a message matching {expect_rejection!r}", f"refused: {message}", ctx.rec.now())
-    if not kind.namespaced:
-        ctx.created_cluster_objects.append((kind, name))
     if expect_rejection is not None:
         ctx.client.delete(kind, name, ctx.namespace if kind.namespaced else None)
         return results.Check(label, False, f"{kind.kind} {name} refused with a message matching {expect_rejection!r}", "the API accepted it", ctx.rec.now())

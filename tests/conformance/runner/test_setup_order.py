@@ -74,3 +74,33 @@ def test_a_parent_nobody_opens_fails_the_setup(step_context: steps.StepContext) 
     with pytest.raises(steps.StepFailed, match=rf"timed out waiting: .*Queue.*{parent}.*Open"):
         steps.apply_setup(step_context, [queue(parent), queue(child, parent)])
     assert [name for _, name in step_context.created_cluster_objects] == [parent]
+
+
+def test_the_cluster_objects_a_scenario_made_and_only_those_are_left_to_its_cleanup(step_context: steps.StepContext) -> None:
+    """A cluster-scoped object is noted before it is sent (so an interruption while it is stored
+    still leaves it to the cleanup), and the note is taken back when the API says it stored
+    nothing: one that was there already (409) is not the scenario's to delete, nor a refused one."""
+    steps.apply(step_context, queue("noted"), None, "noted")
+    assert [name for _, name in step_context.created_cluster_objects] == ["noted"]
+    with pytest.raises(kubernetes.client.ApiException) as already:
+        steps.apply(step_context, queue("noted"), None, "noted again")
+    assert already.value.status == 409
+    refused = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "Not_A_Name"}, "spec": {"weight": 1}}
+    check = steps.apply(step_context, refused, r"Not_A_Name", "refused")
+    assert check is not None and check.passed, check
+    assert [name for _, name in step_context.created_cluster_objects] == ["noted"]
+
+
+def test_a_cluster_object_stored_as_the_run_is_interrupted_is_left_to_the_cleanup(step_context: steps.StepContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C after the API stored the object, before the kit's call returned: the cleanup still
+    knows it (a dev session's cluster outlives the run; the next scenario would find it)."""
+    real_create = step_context.client.create
+
+    def stored_then_interrupted(*args: Any, **kwargs: Any) -> Any:
+        real_create(*args, **kwargs)
+        raise KeyboardInterrupt("SIGINT")
+
+    monkeypatch.setattr(step_context.client, "create", stored_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        steps.apply(step_context, queue("interrupted"), None, "interrupted")
+    assert [name for _, name in step_context.created_cluster_objects] == ["interrupted"]

@@ -571,6 +571,10 @@ def build_parser() -> argparse.ArgumentParser:
     dup = dsub.add_parser("up", help="start a dev session and keep it (until `vck dev down`)")
     dup.add_argument("--impl", dest="implementation", help="the implementation it runs (default: reference); as for `vck run`")
     _backend_flags(dup)
+    dup.add_argument(
+        "--workload-images", dest="workload_images", default=None,
+        help="with --kind-workers or --lend-nodes: the workloads suite's images instead of the ones the kit builds here (kind): mpi=IMAGE,torch=IMAGE,ray=IMAGE",
+    )
     for verb, func, text in (("up", _dev_up, ""), ("status", _dev_status, "say whether the session is up and what it runs"), ("down", _dev_down, "stop the session: its scenario under way, the implementation, the cluster")):
         cmd = dup if verb == "up" else dsub.add_parser(verb, help=text)
         cmd.add_argument("--name", default="dev", help="the session's name (default: dev), for more than one at a time")
@@ -590,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--nodes", default=None, help=f"node groups, e.g. '4:cpu=8,memory=32Gi;2:nvidia.com/gpu=8,label:gpu=yes' (default: {nodes.DEFAULT_SPEC} nodes of {nodes.DEFAULT_CPU} cpu, {nodes.DEFAULT_MEMORY})")
         cmd.set_defaults(func=func, verb=verb)
     csub.add_parser("list", help="every cluster the kit started (embedded, kind) or put its nodes on (existing), with its owner and whether the owner still runs").set_defaults(func=_cluster_list)
-    csub.add_parser("prune", help="remove every cluster the kit started whose owner is gone (a `vck run` killed with -9, say)").set_defaults(func=_cluster_prune)
+    csub.add_parser("prune", help="remove what every run whose owner is gone left (a `vck run` killed with -9, say): its embedded or kind cluster, or its nodes on an existing one").set_defaults(func=_cluster_prune)
     return parser
 
 

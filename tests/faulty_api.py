@@ -15,9 +15,9 @@ import pathlib
 import threading
 from typing import Iterator
 
-import kubernetes
-import requests
 import yaml
+
+from conformance.bench import wire
 
 # Headers that describe one connection, not the message: never passed through.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "host", "proxy-connection", "te", "upgrade"})
@@ -25,18 +25,20 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "conten
 
 @dataclasses.dataclass
 class Fault:
-    """Answer the first `times` requests of `method` on exactly `path` with `status`."""
+    """Answer the first `times` requests of `method` on exactly `path` with `status` (and a
+    Retry-After of `retry_after_s`, when given)."""
 
     method: str
     path: str
     status: int
     times: int
     message: str = "etcdserver: request timed out"
+    retry_after_s: int | None = None
 
 
 @dataclasses.dataclass
 class FaultyDoor:
-    upstream: kubernetes.client.Configuration
+    upstream: wire.Endpoint
     faults: list[Fault]
     # Every request refused, as (method, path, status), in order.
     refused: list[tuple[str, str, int]] = dataclasses.field(default_factory=list)
@@ -53,7 +55,9 @@ class FaultyDoor:
         return None
 
 
-def _handler(door: FaultyDoor, session: requests.Session) -> type[http.server.BaseHTTPRequestHandler]:
+def _handler(door: FaultyDoor) -> type[http.server.BaseHTTPRequestHandler]:
+    credentials = {k: v for k, v in door.upstream.headers if k == "Authorization"}
+
     class Handler(http.server.BaseHTTPRequestHandler):
         # HTTP/1.0: each answer ends with its connection, so a watch's body streams as it comes
         # without re-chunking it.
@@ -69,20 +73,27 @@ def _handler(door: FaultyDoor, session: requests.Session) -> type[http.server.Ba
                 self.send_response(fault.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
+                if fault.retry_after_s is not None:
+                    self.send_header("Retry-After", str(fault.retry_after_s))
                 self.end_headers()
                 self.wfile.write(payload)
                 return
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
-            upstream = session.request(self.command, door.upstream.host + self.path, headers=headers, data=body, stream=True, timeout=(10, 600))
-            with upstream:
-                self.send_response(upstream.status_code)
-                for key, value in upstream.headers.items():
+            conn = door.upstream.connect()
+            try:
+                conn.request(self.command, self.path, body=body, headers={**headers, **credentials})
+                upstream = conn.getresponse()
+                self.send_response(upstream.status)
+                for key, value in upstream.getheaders():
                     if key.lower() not in HOP_BY_HOP:
                         self.send_header(key, value)
                 self.end_headers()
-                for chunk in upstream.raw.stream(65536, decode_content=False):
+                # read1: what has come so far (a watch sends an event at a time).
+                while chunk := upstream.read1(65536):
                     self.wfile.write(chunk)
                     self.wfile.flush()
+            finally:
+                conn.close()
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
@@ -95,18 +106,8 @@ def _handler(door: FaultyDoor, session: requests.Session) -> type[http.server.Ba
 def open_door(kubeconfig: pathlib.Path, context: str | None, faults: list[Fault], folder: pathlib.Path) -> Iterator[tuple[FaultyDoor, pathlib.Path]]:
     """Serve the door until the generator is closed; yields it and a kubeconfig that points at it
     (use with contextlib.contextmanager or as a fixture)."""
-    upstream = kubernetes.client.Configuration()
-    kubernetes.config.load_kube_config(config_file=str(kubeconfig), context=context, client_configuration=upstream)
-    session = requests.Session()
-    session.trust_env = False  # the environment's CA bundle or proxy are not the cluster's
-    session.verify = upstream.ssl_ca_cert or upstream.verify_ssl
-    if upstream.cert_file and upstream.key_file:
-        session.cert = (upstream.cert_file, upstream.key_file)
-    token = upstream.api_key.get("authorization")
-    if token:
-        session.headers["Authorization"] = token if " " in token else f"Bearer {token}"
-    door = FaultyDoor(upstream, faults)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(door, session))
+    door = FaultyDoor(wire.Endpoint.from_kubeconfig(kubeconfig, context), faults)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(door))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -123,4 +124,3 @@ def open_door(kubeconfig: pathlib.Path, context: str | None, faults: list[Fault]
     finally:
         server.shutdown()
         server.server_close()
-        session.close()

@@ -46,7 +46,7 @@ class ClusterInfo:
 
 
 def _existing_backend(state_root: pathlib.Path | None, progress: Callable[[str], None]) -> existing.ExistingBackend:
-    return existing.ExistingBackend(state_root=state_root / "existing" if state_root else None, progress=progress)
+    return existing.ExistingBackend(state_root=_existing_root(state_root), progress=progress)
 
 
 def _kind_backend(state_root: pathlib.Path | None, progress: Callable[[str], None]) -> kind.KindBackend:
@@ -83,22 +83,50 @@ class PruneConfig:
 
 
 def prune_clusters(config: PruneConfig, progress: Callable[[str], None] = lambda _: None) -> list[str]:
-    """Remove clusters left behind (a kind one with `kind delete cluster`); their names."""
+    """Remove clusters left behind (a kind one with `kind delete cluster`; on an existing cluster
+    the kit's kwok controller, nodes and lent label); their names. One that cannot be removed is
+    said (progress) and kept, and the others are still removed: a run prunes in its clean-up,
+    which must not stop it writing its report."""
     backends: dict[str, base.ClusterBackend] = {
         "embedded": embedded.EmbeddedBackend(state_root=config.state_root, progress=progress),
         "kind": _kind_backend(config.state_root, progress),
     }
+    found = list_clusters(config.state_root)
     removed = []
-    for info in list_clusters(config.state_root):
+    for info in found:
         if config.owner is not None:
             doomed = info.owner is not None and info.owner.same_process(config.owner)
         else:
             doomed = info.owner is not None and not info.owner_alive
-        if doomed:
+        if not doomed:
+            continue
+        try:
             if info.backend == "existing":
-                # Taken back from the cluster the record names, as the run that left it had it.
-                existing.ExistingBackend.recorded(config.state_root / "existing" if config.state_root else None, info.name, progress).down(info.name)
+                _take_back_from_existing(config, info, found, progress)
             else:
                 backends[info.backend].down(info.name)
-            removed.append(info.name)
+        except Exception as err:  # one cluster's failure must not keep the others (or a run's report)
+            progress(f"could not remove {info.backend} cluster {info.name} ({info.state}): {err.__class__.__name__}: {err}")
+            continue
+        removed.append(info.name)
     return removed
+
+
+def _take_back_from_existing(config: PruneConfig, info: ClusterInfo, found: list[ClusterInfo], progress: Callable[[str], None]) -> None:
+    """Take back what a run left on an existing cluster, from the cluster its record names (as the
+    run had it): ClusterError, keeping the record, when that cluster is not reachable as it was,
+    or when a run that is alive uses it now (`down` removes every node of the kit's there)."""
+    root = _existing_root(config.state_root)
+    backend = existing.ExistingBackend.recorded(root, info.name, progress)
+    mine = backend.used(info.name)
+    for other in found:
+        if other.backend != "existing" or other.name == info.name or other.owner is None or not other.owner_alive:
+            continue
+        theirs = existing.ExistingBackend(state_root=root).used(other.name)
+        if mine is not None and theirs is not None and (theirs.server, theirs.context) == (mine.server, mine.context):
+            raise base.ClusterError(f"a live run (pid {other.owner.pid}, {other.name}) uses {mine.server} now; prune again after it ends")
+    backend.down(info.name)
+
+
+def _existing_root(state_root: pathlib.Path | None) -> pathlib.Path | None:
+    return state_root / "existing" if state_root else None

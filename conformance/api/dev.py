@@ -132,6 +132,20 @@ def _prepare_here(config: run_config.RunConfig, progress: Progress) -> None:
     if prepare is not None:
         prepare(progress)
     install.install(progress=progress, kube=api_run.kubernetes_release(config, implementation, progress))
+    session_workload_images(config, progress)
+
+
+def session_workload_images(config: run_config.RunConfig, progress: Progress) -> list[str]:
+    """A session whose backend has nodes that run containers (kind's --kind-workers, an existing
+    cluster's --lend-nodes) gets the workload images of every scenario that fits on them: which
+    ones it will be asked to run is not known yet. Built here on kind (minutes the first time,
+    then found by their recipe), named by --workload-images elsewhere; written into the session's
+    configuration, as `vck run` does. The ids of those scenarios."""
+    capacity = config.backend.real_node_capacity()
+    wanted = [sc for sc in config.selected() if 0 < sc.real_nodes <= capacity]
+    if wanted:
+        api_run.prepare_workload_images(config, wanted, progress)
+    return [sc.id for sc in wanted]
 
 
 def _follow_until_ready(server: subprocess.Popen[bytes], where: pathlib.Path, progress: Progress) -> protocol.SessionInfo:

@@ -176,7 +176,7 @@ def run(config: run_config.RunConfig, progress: Callable[[str], None] = _stderr)
                     keyword_ids(config)  # the workers are as many as -k leaves scenarios for
                 on_real_nodes = raise_kind_workers(config)
                 if on_real_nodes:
-                    setup_s.update(_timed("workload images", lambda: _workload_images(config, on_real_nodes, progress)))
+                    setup_s.update(_timed("workload images", lambda: prepare_workload_images(config, on_real_nodes, progress)))
                 code = pytest.main(pytest_args(config), plugins=[collector])
                 # The run is over: a deadline passing during the clean-up below changes nothing.
                 interrupts.RECORD.disarm()
@@ -243,7 +243,7 @@ def raise_kind_workers(config: run_config.RunConfig) -> list[models.Scenario]:
     return wanted
 
 
-def _workload_images(config: run_config.RunConfig, scenarios: list[models.Scenario], progress: Callable[[str], None]) -> None:
+def prepare_workload_images(config: run_config.RunConfig, scenarios: list[models.Scenario], progress: Callable[[str], None]) -> None:
     """The images the selected scenarios name (`vck.workload/<name>`): the user's, else built
     here once (minutes the first time, then found by their recipe's tag; on kind only, which loads
     them into its workers: an existing cluster's nodes pull the user's). Written into the

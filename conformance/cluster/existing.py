@@ -61,19 +61,42 @@ def _stderr(line: str) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Used:
-    """The cluster a state folder's kwok controller and nodes are in: enough for `down` alone."""
+    """The cluster a state folder's kwok controller and nodes are in: enough for `down` alone. The
+    context by its name and the API server by its address, as they were: a kubeconfig's current
+    context may have moved to another cluster since."""
 
     kubeconfig: str
-    context: str | None
+    context: str
+    server: str
     lend_nodes: int
 
     @classmethod
     def read(cls, state: pathlib.Path) -> Used | None:
         try:
             data = json.loads((state / RECORD_FILE).read_text())
-            return cls(str(data["kubeconfig"]), data.get("context"), int(data.get("lend_nodes", 0)))
+            return cls(str(data["kubeconfig"]), str(data["context"]), str(data["server"]), int(data.get("lend_nodes", 0)))
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+    def write(self, state: pathlib.Path) -> None:
+        """Whole or not at all (a kill while writing leaves the old file or none)."""
+        partial = state / f".{RECORD_FILE}.partial"
+        partial.write_text(json.dumps(dataclasses.asdict(self)) + "\n")
+        os.replace(partial, state / RECORD_FILE)
+
+    def problem(self) -> str:
+        """Why the recorded cluster cannot be reached as it was ('' when it can): the kubeconfig
+        gone, the context gone, or the context now naming another API server."""
+        if not pathlib.Path(self.kubeconfig).is_file():
+            return f"its kubeconfig {self.kubeconfig} is gone"
+        try:
+            configuration = kubernetes.client.Configuration()
+            kubernetes.config.load_kube_config(config_file=self.kubeconfig, context=self.context, client_configuration=configuration)
+        except (kubernetes.config.ConfigException, ValueError, TypeError, KeyError, AttributeError) as err:
+            return f"context {self.context!r} of {self.kubeconfig} cannot be used: {err}"
+        if configuration.host != self.server:
+            return f"context {self.context!r} of {self.kubeconfig} now names {configuration.host}, not {self.server}"
+        return ""
 
 
 class ExistingBackend:
@@ -103,12 +126,20 @@ class ExistingBackend:
 
     @classmethod
     def recorded(cls, state_root: pathlib.Path | None, cluster: str, progress: Progress = _stderr) -> ExistingBackend:
-        """The backend as the run that left `cluster` had it (its record), to take it back."""
-        backend = cls(state_root=state_root, progress=progress)
-        used = Used.read(backend.state_dir(cluster))
-        if used is not None:
-            backend.kubeconfig, backend.context, backend.lend_nodes = pathlib.Path(used.kubeconfig), used.context, used.lend_nodes
-        return backend
+        """The backend as the run that left `cluster` had it (its record), to take it back;
+        ClusterError when the record cannot be read or no longer reaches that cluster (what the
+        run left is then the user's to remove: the record stays, saying where)."""
+        state = (state_root or cache.state_dir() / "existing") / cluster
+        used = Used.read(state)
+        if used is None:
+            raise base.ClusterError(f"existing backend: {state / RECORD_FILE} cannot be read")
+        problem = used.problem()
+        if problem:
+            raise base.ClusterError(f"existing backend: what {cluster} left on {used.server} (context {used.context}) is kept: {problem}")
+        return cls(pathlib.Path(used.kubeconfig), used.context, state_root=state_root, progress=progress, lend_nodes=used.lend_nodes)
+
+    def used(self, cluster: str) -> Used | None:
+        return Used.read(self.state_dir(cluster))
 
     def state_dir(self, cluster: str) -> pathlib.Path:
         return self.state_root / cluster
@@ -131,7 +162,7 @@ class ExistingBackend:
         reused = controller.running()
         if not reused:
             # Recorded before anything is started: whatever this call leaves, prune can find.
-            self._record(cluster)
+            self._record(cluster, api)
         controller.start(self.progress)
         try:
             names = kube.create_nodes(api, nodes.kwok_nodes(groups))
@@ -148,13 +179,13 @@ class ExistingBackend:
             node_selector=(nodes.KIT_NODE_SELECTOR, nodes.LENT_NODE_SELECTOR) if lent else (nodes.KIT_NODE_SELECTOR,), real_nodes=lent,
         )
 
-    def _record(self, cluster: str) -> None:
+    def _record(self, cluster: str, api: kubernetes.client.ApiClient) -> None:
         state = self.state_dir(cluster)
         state.mkdir(parents=True, exist_ok=True)
-        used = Used(str(self.kubeconfig.resolve()), self.context, self.lend_nodes)
-        (state / RECORD_FILE).write_text(json.dumps(dataclasses.asdict(used)) + "\n")
         if self.owner is not None:
             owners.record(state, self.owner)
+        context = self.context or kubernetes.config.list_kube_config_contexts(str(self.kubeconfig))[1]["name"]
+        Used(str(self.kubeconfig.resolve()), context, api.configuration.host, self.lend_nodes).write(state)
 
     def clusters(self) -> list[str]:
         """The clusters whose kwok controller and nodes the kit recorded here (`up`, until `down`)."""

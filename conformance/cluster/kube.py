@@ -6,6 +6,8 @@ only for the API server's own /readyz, which cannot be watched before the server
 
 from __future__ import annotations
 
+import copy
+import functools
 import pathlib
 import time
 from typing import Any, Callable, Iterable, Protocol, Sequence
@@ -24,13 +26,36 @@ POOL_SIZE = 32
 # "request timed out" (500) when a loaded machine stalls it, 503 while it sheds load, 504, 429
 # with Retry-After. The API server is the kit's infrastructure, not the implementation under
 # test: such an answer to the kit's own requests (shaping nodes, a scenario's steps and waits) is
-# asked again, a few times with growing pauses (0.4 to 3.2 s, about 6 s in all), before it counts.
-# Every method is asked again: a create whose first answer was a 500 may have been stored, and
-# its repeat then answers 409 AlreadyExists, an error as the 500 was.
-TRANSIENT_STATUSES = (429, 500, 503, 504)
-TRANSIENT_RETRIES = urllib3.Retry(
-    total=None, connect=3, read=2, redirect=0, status=5, other=0,
-    status_forcelist=TRANSIENT_STATUSES, allowed_methods=None, backoff_factor=0.2,
+# asked again, up to five times with growing pauses (0.4 to 3.2 s) before it counts. Asked again
+# as client-go asks: any request the server says to come back to (Retry-After, which it sends only
+# for one it did nothing with), else only one whose repeat changes nothing (GET, PUT, DELETE): a
+# create whose first answer was a 500 may have been stored (a repeat of a `generateName` create
+# would make a second object). The kit's own creates that may be repeated say so (create_repeatable).
+TRANSIENT_STATUSES = (500, 503, 504)
+# The pause before each of the five repeats: urllib3's backoff for a backoff_factor of 0.2.
+RETRY_PAUSES_S = (0.0, 0.4, 0.8, 1.6, 3.2)
+# The longest Retry-After the kit waits out (the API server's own load shedding says 1 s).
+MAX_RETRY_AFTER_S = 5.0
+
+
+class _TransientRetry(urllib3.Retry):
+    """urllib3's Retry for TRANSIENT_STATUSES on the methods a repeat cannot change, and for every
+    method when the answer carries Retry-After (a 429 without it is a refusal: a PodDisruptionBudget
+    keeping a pod, say)."""
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if has_retry_after and status_code in (429, *TRANSIENT_STATUSES):
+            return True
+        return bool(super().is_retry(method, status_code, has_retry_after))
+
+    def get_retry_after(self, response: Any) -> float | None:
+        after = super().get_retry_after(response)
+        return None if after is None else min(float(after), MAX_RETRY_AFTER_S)
+
+
+TRANSIENT_RETRIES = _TransientRetry(
+    total=None, connect=3, read=2, redirect=0, status=len(RETRY_PAUSES_S), other=0,
+    status_forcelist=TRANSIENT_STATUSES, allowed_methods=urllib3.Retry.DEFAULT_ALLOWED_METHODS, backoff_factor=0.2,
     # The last answer is returned as it came, so the client raises its ApiException as before.
     raise_on_status=False, respect_retry_after_header=True,
 )
@@ -65,8 +90,21 @@ def name_of(obj: Stored) -> str:
     return name
 
 
+def without_retries(api: kubernetes.client.ApiClient) -> kubernetes.client.ApiClient:
+    """A client of the same server that asks once: for a poll, whose own loop asks again (a
+    starting API server's /readyz answers 500 until it is ready)."""
+    configuration = copy.copy(api.configuration)
+    configuration.retries = False
+    return kubernetes.client.ApiClient(configuration)
+
+
 def wait_ready(api: kubernetes.client.ApiClient, timeout_s: float) -> None:
     """Until /readyz answers ok; ClusterError with the last answer when the deadline passes."""
+    with without_retries(api) as probe:
+        _poll_ready(probe, timeout_s)
+
+
+def _poll_ready(api: kubernetes.client.ApiClient, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     last = "no answer yet"
     while time.monotonic() < deadline:
@@ -138,6 +176,24 @@ def node_ready(node: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and not any(t.get("key") in CONDITION_TAINTS for t in taints)
 
 
+def create_repeatable(create: Callable[[], object]) -> bool:
+    """Send a create the kit may repeat (the object's name is its own, and finding it there is as
+    good as making it), asked again after a 500 or 504 on the client's schedule: the object may or
+    may not be stored. True when this created it, False when it was there (409: from before, or
+    stored by an attempt whose answer was lost)."""
+    for repeat, pause in enumerate((0.0, *RETRY_PAUSES_S)):
+        time.sleep(pause)  # the pause before asking again, as the client's retries pause
+        try:
+            create()
+            return True
+        except kubernetes.client.ApiException as err:
+            if err.status == 409:
+                return False
+            if err.status not in (500, 504) or repeat == len(RETRY_PAUSES_S):
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
 def create_nodes(api: kubernetes.client.ApiClient, manifests: Iterable[dict[str, Any]]) -> list[str]:
     """Create each node, skipping those that already exist; return the names asked for."""
     core = kubernetes.client.CoreV1Api(api)
@@ -145,10 +201,9 @@ def create_nodes(api: kubernetes.client.ApiClient, manifests: Iterable[dict[str,
     for manifest in manifests:
         names.append(manifest["metadata"]["name"])
         try:
-            core.create_node(resources.as_model(manifest))
+            create_repeatable(functools.partial(core.create_node, resources.as_model(manifest)))
         except kubernetes.client.ApiException as err:
-            if err.status != 409:
-                raise base.ClusterError(f"creating node {manifest['metadata']['name']} failed: HTTP {err.status} {err.reason}: {err.body}") from err
+            raise base.ClusterError(f"creating node {manifest['metadata']['name']} failed: HTTP {err.status} {err.reason}: {err.body}") from err
     return names
 
 

@@ -110,7 +110,9 @@ class RunContext:
 
     def new_namespace(self, scenario_id: str) -> str:
         name = f"{scenario_id[:50].rstrip('-')}-{secrets.token_hex(3)}"
-        self.client.core.create_namespace(resources.as_model({"metadata": {"name": name, "labels": {"conformance.vck.io/scenario": scenario_id[:63].rstrip("-")}}}))
+        body = resources.as_model({"metadata": {"name": name, "labels": {"conformance.vck.io/scenario": scenario_id[:63].rstrip("-")}}})
+        # A fresh random name: there already, it is this call's own first attempt.
+        kube.create_repeatable(lambda: self.client.core.create_namespace(body))
         kube.wait_service_account(self.api, name, NAMESPACE_TIMEOUT_S)
         return name
 

@@ -71,12 +71,13 @@ def apply(ctx: StepContext, manifest: Mapping[str, Any], expect_rejection: str |
     if not kind.namespaced:
         # Noted before it is sent: an interruption between the API storing it and this call
         # returning still leaves it to the scenario's cleanup (a dev session's cluster outlives
-        # the run). An answer that it was not stored takes the note back.
+        # the run). An answer that it was not stored (4xx: refused, or there already and not the
+        # scenario's) takes the note back; after a server error it may have been stored.
         ctx.created_cluster_objects.append((kind, name))
     try:
         ctx.client.create(kind, body, ctx.namespace if kind.namespaced else None)
     except kubernetes.client.ApiException as err:
-        if not kind.namespaced:
+        if not kind.namespaced and err.status is not None and err.status < 500:
             ctx.created_cluster_objects.remove((kind, name))
         if not _refusal(err):
             raise  # the API or the kit failed (or the object is already there): no answer of the implementation's

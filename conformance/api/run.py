@@ -289,6 +289,8 @@ def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected
             "etcd": config.backend.etcd(),
             "kwok": versions.KWOK_VERSION,
             **impl_versions,
+            # The images real workloads ran (`vck.workload/<name>`): the kit's carry their recipe's digest.
+            **{f"workload image {name}": image for name, image in sorted(config.backend.images.items())},
         },
         started_at=datetime.datetime.fromtimestamp(collected.started, datetime.timezone.utc).isoformat(timespec="seconds"),
         wall_time_s=round(time.time() - collected.started, 1),

@@ -4,16 +4,19 @@ from disk), from any folder of scenarios; the other operations answer with objec
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conformance import api, scaffold
+from conformance.api import bridge
 from conformance.report import diff
 from tests import suite_runs
 
@@ -77,3 +80,21 @@ def test_operations_answer_with_objects(tmp_path: pathlib.Path) -> None:
         api.diff_runs(api.DiffConfig("nope-a", "nope-b", tmp_path / "reports"))
     stopped = api.cluster_status(api.ClusterConfig(name="vck-never-started"))
     assert (stopped.name, stopped.backend, stopped.running) == ("vck-never-started", "embedded", False)
+
+
+def test_a_report_states_the_workload_images_the_run_used(tmp_path: pathlib.Path) -> None:
+    """Real workloads ran in these images: the report says which, beside the other versions (the
+    kit's carry their recipe's digest in the tag), so two runs' workloads can be compared."""
+    api_run = importlib.import_module("conformance.api.run")  # `api.run` is the function
+
+    def stated(images: dict[str, str], run_id: str) -> dict[str, str]:
+        config = api.RunConfig(reports=tmp_path)
+        config.backend.images = images
+        written = api_run.write(config, run_id, bridge.Collected([], time.time(), 1, 0, "", {}))
+        versions = json.loads((written.folder / "report.json").read_text())["run"]["versions"]
+        return {k: v for k, v in versions.items() if k.startswith("workload image")}
+
+    assert stated({"torch": "registry.example/torch:1", "mpi": "vck-workload-mpi:97e682ef504c"}, "imaged") == {
+        "workload image mpi": "vck-workload-mpi:97e682ef504c", "workload image torch": "registry.example/torch:1",
+    }
+    assert stated({}, "simulated-only") == {}

@@ -274,6 +274,8 @@ def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected
     """The run's result tree (a repeated scenario's attempts combined into one verdict) and its
     three reports under `config.reports`; signals wait while they are written, so they agree.
     `said_versions`: the implementation's, where the process that ran it said them (a dev session)."""
+    from conformance.cluster import workload_images
+
     assert config.reports is not None
     try:
         impl_versions = said_versions if said_versions is not None else impl_registry.implementation(config.implementation).versions()
@@ -289,8 +291,7 @@ def write(config: run_config.RunConfig, run_id: str, collected: bridge.Collected
             "etcd": config.backend.etcd(),
             "kwok": versions.KWOK_VERSION,
             **impl_versions,
-            # The images real workloads ran (`vck.workload/<name>`): the kit's carry their recipe's digest.
-            **{f"workload image {name}": image for name, image in sorted(config.backend.images.items())},
+            **workload_images.as_versions(config.backend.images),
         },
         started_at=datetime.datetime.fromtimestamp(collected.started, datetime.timezone.utc).isoformat(timespec="seconds"),
         wall_time_s=round(time.time() - collected.started, 1),

@@ -86,6 +86,12 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
+def as_versions(images: Mapping[str, str]) -> dict[str, str]:
+    """The images real workloads ran in, as a report states them beside the other versions (the
+    kit's tags carry their recipe's digest)."""
+    return {f"workload image {name}": image for name, image in sorted(images.items())}
+
+
 def parse_user_images(text: str | None) -> dict[str, str]:
     """`--workload-images mpi=registry/x:1,ray=rayproject/ray:2.52.1`: the user's image per recipe."""
     chosen: dict[str, str] = {}

@@ -31,7 +31,7 @@ from typing import Any
 
 from conformance import config as run_config
 from conformance import interrupts, session
-from conformance.cluster import owners
+from conformance.cluster import owners, workload_images
 from conformance.dev import catalog, protocol
 from conformance.report import json_report
 from conformance.runner import scenario_run
@@ -106,7 +106,8 @@ class DevServer:
             name=self.name, pid=owner.pid, started=owner.started, port=port, token=self.token, implementation=self.config.implementation,
             backend=handle.backend, cluster=handle.name, kubeconfig=str(handle.kubeconfig), kubernetes=self.config.backend.kubernetes(), since=self.since,
         )
-        self.versions = implementation.versions()
+        # What the session's reports state: the implementation's versions and its workload images.
+        self.versions = {**implementation.versions(), **workload_images.as_versions(self.config.backend.images)}
         # The kit's own scenarios read once now: the first run does not pay for it.
         self.catalog.select([run_config.DEFAULT_SCENARIOS])
         info.write(self.where)

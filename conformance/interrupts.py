@@ -116,8 +116,8 @@ def forget_caught_interrupts() -> None:
     landing while a dataclass is defined, which runs exec(), during an import) even when the
     program catches it, and a `python -m` process then ends by SIGINT whatever status it returns
     (a script, as the `vck` entry point, exits with its status): a run stopped by SIGTERM early in
-    its start-up exited -2, not 143. Running exec() of a string
-    once more, uninterrupted, clears that memory (the interpreter resets it before each such run).
+    its start-up exited -2, not 143. Running exec() of a string once more, uninterrupted, clears
+    that memory (the interpreter resets it before each such run).
     """
     exec("pass")
 

@@ -8,6 +8,7 @@ the real server with the credentials of the cluster's own kubeconfig.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import http.server
 import json
@@ -103,9 +104,9 @@ def _handler(door: FaultyDoor) -> type[http.server.BaseHTTPRequestHandler]:
     return Handler
 
 
+@contextlib.contextmanager
 def open_door(kubeconfig: pathlib.Path, context: str | None, faults: list[Fault], folder: pathlib.Path) -> Iterator[tuple[FaultyDoor, pathlib.Path]]:
-    """Serve the door until the generator is closed; yields it and a kubeconfig that points at it
-    (use with contextlib.contextmanager or as a fixture)."""
+    """Serve the door for the block: it, and a kubeconfig that points at it."""
     door = FaultyDoor(wire.Endpoint.from_kubeconfig(kubeconfig, context), faults)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(door))
     server.daemon_threads = True

@@ -116,14 +116,14 @@ def _take_back_from_existing(config: PruneConfig, info: ClusterInfo, found: list
     """Take back what a run left on an existing cluster, from the cluster its record names (as the
     run had it): ClusterError, keeping the record, when that cluster is not reachable as it was,
     or when a run that is alive uses it now (`down` removes every node of the kit's there)."""
-    root = _existing_root(config.state_root)
-    backend = existing.ExistingBackend.recorded(root, info.name, progress)
+    backend = existing.ExistingBackend.recorded(_existing_root(config.state_root), info.name, progress)
     mine = backend.used(info.name)
+    assert mine is not None  # `recorded` read it
     for other in found:
         if other.backend != "existing" or other.name == info.name or other.owner is None or not other.owner_alive:
             continue
-        theirs = existing.ExistingBackend(state_root=root).used(other.name)
-        if mine is not None and theirs is not None and (theirs.server, theirs.context) == (mine.server, mine.context):
+        theirs = backend.used(other.name)
+        if theirs is not None and (theirs.server, theirs.context) == (mine.server, mine.context):
             raise base.ClusterError(f"a live run (pid {other.owner.pid}, {other.name}) uses {mine.server} now; prune again after it ends")
     backend.down(info.name)
 

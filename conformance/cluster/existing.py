@@ -129,7 +129,7 @@ class ExistingBackend:
         """The backend as the run that left `cluster` had it (its record), to take it back;
         ClusterError when the record cannot be read or no longer reaches that cluster (what the
         run left is then the user's to remove: the record stays, saying where)."""
-        state = (state_root or cache.state_dir() / "existing") / cluster
+        state = cls(state_root=state_root).state_dir(cluster)
         used = Used.read(state)
         if used is None:
             raise base.ClusterError(f"existing backend: {state / RECORD_FILE} cannot be read")

@@ -102,7 +102,7 @@ def test_a_real_node_is_lent_to_the_scenario_that_asks_and_taken_back_after(own_
 @contextlib.contextmanager
 def door(own_cluster: OwnCluster, tmp_path: pathlib.Path, *faults: faulty_api.Fault) -> Iterator[tuple[faulty_api.FaultyDoor, base.ClusterHandle]]:
     """The cluster reached through a door that answers `faults` first: a handle that uses it."""
-    with contextlib.contextmanager(faulty_api.open_door)(own_cluster.handle.kubeconfig, own_cluster.handle.context, list(faults), tmp_path) as (opened, kubeconfig):
+    with faulty_api.open_door(own_cluster.handle.kubeconfig, own_cluster.handle.context, list(faults), tmp_path) as (opened, kubeconfig):
         yield opened, dataclasses.replace(own_cluster.handle, kubeconfig=kubeconfig, context=None)
 
 
